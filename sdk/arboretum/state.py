@@ -1,0 +1,738 @@
+"""The game state: setup from a seed, the decision due, legal options, applying decisions.
+
+Two ways to move:
+
+- :meth:`GameState.apply` validates a :class:`Draw` or :class:`Play` and raises
+  :class:`IllegalDecisionError` naming the rule broken. Use it for anything that comes from outside.
+- :meth:`GameState.push` trusts its input (a decision the engine itself generated, such as an
+  element of :meth:`GameState.legal_decisions`), and :meth:`GameState.playout` plays random
+  decisions to the end on the internal representation. These are the fast paths for search
+  rollouts.
+
+Internally a card is its id (0..79), a cell is a packed int (see :mod:`arboretum.grid`), piles and
+the deck are lists with the top at the end.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from bisect import insort
+from collections.abc import Iterator, Sequence
+from itertools import compress
+from typing import TYPE_CHECKING, overload
+
+from .cards import ALL_CARDS, Card, Cell, Species
+from .decisions import DECK, Decision, DecisionKind, Draw, Play
+from .errors import ConfigError, IllegalDecisionError, NotationError, Rule
+from .grid import BITS, LIMIT, OFFSET, ORIGIN, STRIDE, Arboretum, in_range, pack, unpack
+
+if TYPE_CHECKING:
+    from .scoring import GameResult
+    from .views import Event, SeatView
+
+__all__ = [
+    "HAND_SIZE",
+    "SPECIES_PER_PLAYER_COUNT",
+    "GameState",
+    "LegalDecisions",
+    "derive_game_seed",
+]
+
+HAND_SIZE = 7
+SPECIES_PER_PLAYER_COUNT = {2: 6, 3: 8, 4: 10}
+SEED_BITS = 64
+_SPECIES = tuple(Species)
+"""The species by index."""
+_BIT_LENGTH = tuple(n.bit_length() for n in range(4 * len(ALL_CARDS)))
+"""``n.bit_length()`` for any count of options in a game: the bits ``rng.randrange(n)`` draws."""
+
+# Phases (internal ints; DecisionKind is the public form).
+FIRST, SECOND, PLAY, OVER = 0, 1, 2, 3
+_KINDS = (
+    DecisionKind.FIRST_DRAW,
+    DecisionKind.SECOND_DRAW,
+    DecisionKind.PLAY,
+    DecisionKind.GAME_OVER,
+)
+_PLAY_KIND = DecisionKind.PLAY  # a module constant is cheaper to look up than an enum member
+_DRAWS = tuple(Draw(source) for source in range(DECK, max(SPECIES_PER_PLAYER_COUNT)))
+"""The draw options, indexed by ``source + 1``: decisions are immutable, so they are shared."""
+_SEATS = tuple(tuple(range(players)) for players in range(max(SPECIES_PER_PLAYER_COUNT) + 1))
+"""The seat numbers of a game, indexed by the player count."""
+
+# Log records (tuples, cheap to append and copy):
+#   (LOG_DRAW, seat, source, card)       source is DECK or a seat
+#   (LOG_PLAY, seat, cell, card, discard) discard is -1 when the second draw was skipped
+#   (LOG_FORFEIT, seat)
+LOG_DRAW, LOG_PLAY, LOG_FORFEIT = 0, 1, 2
+
+
+def derive_game_seed(match_seed: int, game_index: int) -> int:
+    """The seed of game ``game_index`` of a match: the first 8 bytes of SHA-256 of both.
+
+    Revealing one game's seed reveals nothing about the match seed or the other games.
+    """
+    check_seed(match_seed)
+    if game_index < 0:
+        raise ConfigError(f"game index must be 0 or more, got {game_index}")
+    data = f"arboretum-game:{match_seed}:{game_index}".encode()
+    return int.from_bytes(hashlib.sha256(data).digest()[:8], "big")
+
+
+def check_seed(seed: int) -> int:
+    if type(seed) is not int or not 0 <= seed < 1 << SEED_BITS:
+        raise ConfigError(f"a seed is an integer from 0 to 2**64-1, got {seed!r}")
+    return seed
+
+
+def deal_from_seed(
+    players: int, seed: int, species: Sequence[Species] | None = None
+) -> tuple[tuple[Species, ...], list[int]]:
+    """The species in play and the shuffled deck (top first) that ``seed`` fixes."""
+    chosen, deck = _seeded_deck(players, seed, species)
+    return tuple([_SPECIES[s] for s in chosen]), deck
+
+
+def _seeded_deck(
+    players: int, seed: int, species: Sequence[Species] | None
+) -> tuple[list[int], list[int]]:
+    """:func:`deal_from_seed` with the species as sorted indices."""
+    if players not in SPECIES_PER_PLAYER_COUNT:
+        raise ConfigError(f"Arboretum is played by 2, 3 or 4 players, not {players!r}")
+    check_seed(seed)
+    count = SPECIES_PER_PLAYER_COUNT[players]
+    rng = random.Random(seed)
+    if species is None:
+        chosen = sorted(rng.sample(range(10), count))
+    else:
+        try:
+            chosen = sorted({Species(s).index for s in species})
+        except ValueError as exc:
+            raise ConfigError(f"unknown species: {exc}") from None
+        if len(chosen) != count or len(species) != count:
+            raise ConfigError(
+                f"{players} players play with {count} different species, got {len(species)}"
+            )
+    deck = [s * 8 + v for s in chosen for v in range(8)]
+    _shuffle(rng, deck)
+    return chosen, deck
+
+
+_SHUFFLE_STEPS = [(n - 1, n, n.bit_length()) for n in range(len(ALL_CARDS), 1, -1)]
+"""For each n from 80 down to 2: (n - 1, n, bits needed for a number below n)."""
+
+
+def _shuffle(rng: random.Random, x: list[int]) -> None:
+    """``rng.shuffle(x)`` for up to 80 items, draw for draw: the same order from the same state.
+
+    This is the algorithm of :meth:`random.Random.shuffle` (CPython 3.11 to 3.13) with its
+    ``_randbelow`` inlined, because every game starts with a shuffle. Replays record decks that
+    follow from seeds through exactly these draws: do not change them.
+    """
+    getrandbits = rng.getrandbits
+    for i, n, k in _SHUFFLE_STEPS[len(ALL_CARDS) - len(x) :]:
+        j = getrandbits(k)  # rng.randrange(n): the top k bits of the next word, until below n
+        while j >= n:
+            j = getrandbits(k)
+        x[i], x[j] = x[j], x[i]
+
+
+class GameState:
+    """One game of Arboretum: the full state, hidden cards included. Only the referee holds one
+    for a live game; bots get a :class:`~arboretum.views.SeatView` and may build states by
+    determinizing.
+    """
+
+    __slots__ = (
+        "_arbs",
+        "_deck",
+        "_discard_required",
+        "_forfeited",
+        "_frontier",
+        "_hands",
+        "_known",
+        "_last_turn",
+        "_log",
+        "_phase",
+        "_piles",
+        "_seat",
+        "_species_ids",
+        "initial_deck",
+        "initial_hands",
+        "players",
+        "seed",
+        "species",
+        "turn",
+    )
+
+    players: int
+    species: tuple[Species, ...]
+    seed: int | None
+    turn: int
+    initial_deck: tuple[Card, ...]
+    initial_hands: tuple[tuple[Card, ...], ...]
+
+    _species_ids: tuple[int, ...]
+    _deck: list[int]
+    _hands: list[list[int]]
+    _piles: list[list[int]]
+    _arbs: list[dict[int, int]]
+    _frontier: list[set[int]]
+    """Per seat, the free cells that touch its arboretum (empty while the arboretum is)."""
+    _known: list[set[int]]
+    _forfeited: list[bool]
+    _log: list[tuple[int, ...]]
+    _seat: int
+    _phase: int
+    _discard_required: bool
+    _last_turn: bool
+
+    # ----------------------------------------------------------------- setup
+
+    @classmethod
+    def new(cls, players: int, seed: int, species: Sequence[Species] | None = None) -> GameState:
+        """A new game. ``seed`` fixes the species in play (unless given), the shuffle, the deal."""
+        chosen, order = _seeded_deck(players, seed, species)
+        return cls._deal(players, chosen, order, seed)
+
+    @classmethod
+    def from_deck(
+        cls,
+        players: int,
+        species: Sequence[Species],
+        deck: Sequence[Card],
+        *,
+        seed: int | None = None,
+    ) -> GameState:
+        """A new game dealt from ``deck`` (top first): 7 cards to each seat, one at a time in seat
+        order, starting with seat 0. The rest is the draw pile."""
+        if players not in SPECIES_PER_PLAYER_COUNT:
+            raise ConfigError(f"Arboretum is played by 2, 3 or 4 players, not {players!r}")
+        species = tuple(species)
+        expected = sorted(s.index * 8 + v for s in species for v in range(8))
+        if sorted(c.id for c in deck) != expected or len(set(species)) != len(species):
+            raise ConfigError("the deck must hold each card of the species in play exactly once")
+        if len(species) != SPECIES_PER_PLAYER_COUNT[players]:
+            raise ConfigError(
+                f"{players} players play with {SPECIES_PER_PLAYER_COUNT[players]} species, "
+                f"got {len(species)}"
+            )
+        return cls._deal(players, sorted(s.index for s in species), [c.id for c in deck], seed)
+
+    @classmethod
+    def _deal(
+        cls, players: int, species_ids: list[int], order: list[int], seed: int | None
+    ) -> GameState:
+        """Deal ``order`` (card ids, top first; already checked), one card at a time in seat
+        order, 7 to each seat. ``species_ids`` are the sorted indices of the species in play."""
+        self = cls.__new__(cls)
+        self.players = players
+        self.species = tuple([_SPECIES[s] for s in species_ids])
+        self._species_ids = tuple(species_ids)
+        self.seed = seed
+        self.initial_deck = tuple([ALL_CARDS[c] for c in order])
+        dealt = players * HAND_SIZE
+        hands = [order[seat:dealt:players] for seat in range(players)]
+        self.initial_hands = tuple([tuple([ALL_CARDS[c] for c in hand]) for hand in hands])
+        deck = order[dealt:]
+        deck.reverse()
+        self._deck = deck
+        self._hands = hands
+        self._piles = [[] for _ in range(players)]
+        self._arbs = [{} for _ in range(players)]
+        self._frontier = [set() for _ in range(players)]
+        self._known = [set() for _ in range(players)]
+        self._forfeited = [False] * players
+        self._log = []
+        self._seat = 0
+        self._phase = FIRST
+        self._discard_required = True
+        self._last_turn = False
+        self.turn = 0
+        return self
+
+    def copy(self) -> GameState:
+        """An independent copy, cheap enough for search."""
+        new = GameState.__new__(GameState)
+        new.players = self.players
+        new.species = self.species
+        new._species_ids = self._species_ids
+        new.seed = self.seed
+        new.initial_deck = self.initial_deck
+        new.initial_hands = self.initial_hands
+        new._deck = self._deck[:]
+        new._hands = [h[:] for h in self._hands]
+        new._piles = [p[:] for p in self._piles]
+        new._arbs = [a.copy() for a in self._arbs]
+        new._frontier = [f.copy() for f in self._frontier]
+        new._known = [k.copy() for k in self._known]
+        new._forfeited = self._forfeited[:]
+        new._log = self._log[:]
+        new._seat = self._seat
+        new._phase = self._phase
+        new._discard_required = self._discard_required
+        new._last_turn = self._last_turn
+        new.turn = self.turn
+        return new
+
+    __copy__ = copy
+
+    # ----------------------------------------------------------------- queries
+
+    @property
+    def current_seat(self) -> int:
+        """The seat whose decision is due (after the game, the seat that played last)."""
+        return self._seat
+
+    @property
+    def decision_kind(self) -> DecisionKind:
+        """The decision due now, or ``GAME_OVER``."""
+        return _KINDS[self._phase]
+
+    @property
+    def is_over(self) -> bool:
+        return self._phase == OVER
+
+    @property
+    def discard_required(self) -> bool:
+        """False only on a turn whose second draw had no source: its play has no discard."""
+        return self._discard_required
+
+    @property
+    def last_turn(self) -> bool:
+        """True once the last deck card has been drawn: the current turn is the game's last."""
+        return self._last_turn
+
+    @property
+    def deck_size(self) -> int:
+        return len(self._deck)
+
+    @property
+    def deck(self) -> tuple[Card, ...]:
+        """The draw pile, top first. Hidden information: for the referee and replays only."""
+        return tuple(ALL_CARDS[c] for c in reversed(self._deck))
+
+    def hand(self, seat: int) -> tuple[Card, ...]:
+        """A seat's hand, sorted. Hidden from every other seat."""
+        return tuple([ALL_CARDS[c] for c in sorted(self._hands[seat])])
+
+    def hand_sizes(self) -> tuple[int, ...]:
+        return tuple(len(h) for h in self._hands)
+
+    def discard_pile(self, seat: int) -> tuple[Card, ...]:
+        """A seat's discard pile, bottom first (the top card is last)."""
+        return tuple(ALL_CARDS[c] for c in self._piles[seat])
+
+    def arboretum(self, seat: int) -> Arboretum:
+        return Arboretum._from_packed(self._arbs[seat])
+
+    def known_cards(self, seat: int) -> tuple[Card, ...]:
+        """Cards publicly known to be in ``seat``'s hand: taken from a discard pile, not yet
+        gone."""
+        return tuple(ALL_CARDS[c] for c in sorted(self._known[seat]))
+
+    @property
+    def forfeited(self) -> tuple[bool, ...]:
+        return tuple(self._forfeited)
+
+    @property
+    def event_count(self) -> int:
+        """The number of events so far; pass it as ``since`` to :meth:`events` later."""
+        return len(self._log)
+
+    def events(self, seat: int | None = None, since: int = 0) -> list[Event]:
+        """Events after index ``since``, as ``seat`` saw them (``None``: a spectator's public view).
+
+        A draw from the deck shows its card only to the seat that drew it.
+        """
+        from .views import events_from_log
+
+        return events_from_log(self._log, since, seat)
+
+    def view(self, seat: int) -> SeatView:
+        """What ``seat`` may know now: its own hand plus public information only."""
+        from .views import make_view
+
+        return make_view(self, seat)
+
+    def legal_decisions(self) -> LegalDecisions:
+        """The legal options for the decision due now, as a lazy sequence (empty once over)."""
+        phase = self._phase
+        if phase < PLAY:
+            return LegalDecisions(_KINDS[phase], self._sources(), (), (), False)
+        if phase == OVER:
+            return LegalDecisions(DecisionKind.GAME_OVER, (), (), (), False)
+        seat = self._seat
+        cells = tuple(sorted(self._frontier[seat])) if self._arbs[seat] else (ORIGIN,)
+        return LegalDecisions(
+            _PLAY_KIND,
+            (),
+            tuple(sorted(self._hands[seat])),
+            cells,
+            self._discard_required,
+        )
+
+    def _sources(self) -> tuple[int, ...]:
+        """The draw sources, in order: the deck if it has cards, then each non-empty pile."""
+        piles = compress(_SEATS[self.players], self._piles)
+        return (DECK, *piles) if self._deck else tuple(piles)
+
+    def result(self) -> GameResult:
+        """Final scoring with its explanation. Only once the game is over."""
+        from .scoring import score_game
+
+        if self._phase != OVER:
+            raise IllegalDecisionError(Rule.WRONG_DECISION, "the game is not over yet")
+        return score_game(self)
+
+    def fallback_decision(self) -> Decision:
+        """The documented decision the referee applies for a seat that faulted or forfeited.
+
+        A draw takes the deck if it has cards, else the lowest-numbered non-empty discard pile. A
+        play puts the lowest card of the hand (species order, then value) on the first legal cell
+        in (x, y) order and discards the lowest remaining card.
+        """
+        phase = self._phase
+        if phase == OVER:
+            raise IllegalDecisionError(Rule.GAME_OVER)
+        if phase != PLAY:
+            return Draw(self._sources()[0])
+        legal = self.legal_decisions()
+        hand = legal.hand
+        card = ALL_CARDS[hand[0]]
+        discard = ALL_CARDS[hand[1]] if self._discard_required else None
+        return Play(card, unpack(legal.cells[0]), discard)
+
+    # ----------------------------------------------------------------- moving
+
+    def apply(self, decision: Decision) -> Card | None:
+        """Validate and apply a decision for the seat due; returns the card drawn (None for a play).
+
+        Raises :class:`IllegalDecisionError` naming the rule broken.
+        """
+        phase = self._phase
+        if phase == OVER:
+            raise IllegalDecisionError(Rule.GAME_OVER)
+        if type(decision) is Draw:
+            if phase == PLAY:
+                raise IllegalDecisionError(Rule.WRONG_DECISION, "a play is due, not a draw")
+            source = decision.source
+            if source == DECK:
+                if not self._deck:
+                    raise IllegalDecisionError(Rule.EMPTY_SOURCE, "the deck is empty")
+            elif type(source) is not int or not 0 <= source < self.players:
+                raise IllegalDecisionError(
+                    Rule.NO_SUCH_PILE, f"pile {source!r} (seats are 0 to {self.players - 1})"
+                )
+            elif not self._piles[source]:
+                raise IllegalDecisionError(
+                    Rule.EMPTY_SOURCE, f"the discard pile of seat {source} is empty"
+                )
+            return ALL_CARDS[self._draw(source)]
+        if type(decision) is Play:
+            if phase != PLAY:
+                raise IllegalDecisionError(Rule.WRONG_DECISION, "a draw is due, not a play")
+            card, cell, discard = decision.card, decision.cell, decision.discard
+            if not isinstance(card, Card) or not isinstance(cell, tuple) or len(cell) != 2:
+                raise NotationError("a play needs a Card and a Cell")
+            seat = self._seat
+            hand = self._hands[seat]
+            cid = card.id
+            if cid not in hand:
+                raise IllegalDecisionError(Rule.CARD_NOT_IN_HAND, f"{card} is not in your hand")
+            x, y = cell
+            if type(x) is not int or type(y) is not int:
+                raise NotationError(f"cell coordinates must be integers, got {cell!r}")
+            arb = self._arbs[seat]
+            if not arb:
+                if x != 0 or y != 0:
+                    raise IllegalDecisionError(Rule.FIRST_CARD_AT_ORIGIN, f"got {x},{y}")
+                p = ORIGIN
+            else:
+                # in_range(x, y), then pack(x, y), inlined
+                if not (-LIMIT <= x <= LIMIT and -LIMIT <= y <= LIMIT):
+                    raise IllegalDecisionError(Rule.CELL_NOT_ADJACENT, f"cell {x},{y}")
+                p = ((x + OFFSET) << BITS) | (y + OFFSET)
+                if p in arb:
+                    raise IllegalDecisionError(Rule.CELL_OCCUPIED, f"cell {x},{y}")
+                if p not in self._frontier[seat]:
+                    raise IllegalDecisionError(Rule.CELL_NOT_ADJACENT, f"cell {x},{y}")
+            if self._discard_required:
+                if discard is None:
+                    raise IllegalDecisionError(Rule.DISCARD_REQUIRED)
+                if not isinstance(discard, Card):
+                    raise NotationError("a discard must be a Card")
+                did = discard.id
+                if did == cid or did not in hand:
+                    raise IllegalDecisionError(
+                        Rule.DISCARD_NOT_IN_HAND, f"{discard} is not in your hand after the play"
+                    )
+            else:
+                if discard is not None:
+                    raise IllegalDecisionError(Rule.DISCARD_NOT_ALLOWED)
+                did = -1
+            self._play(cid, p, did)
+            return None
+        raise NotationError(f"not a decision: {decision!r}")
+
+    def push(self, decision: Decision) -> Card | None:
+        """Apply a decision without validation: only for decisions the engine generated itself."""
+        if type(decision) is Draw:
+            return ALL_CARDS[self._draw(decision.source)]
+        play: Play = decision  # type: ignore[assignment]
+        x, y = play.cell
+        self._play(play.card.id, pack(x, y), -1 if play.discard is None else play.discard.id)
+        return None
+
+    def forfeit(self, seat: int) -> None:
+        """Mark ``seat`` as forfeited: it ranks below every seat that did not forfeit."""
+        if not self._forfeited[seat]:
+            self._forfeited[seat] = True
+            self._log.append((LOG_FORFEIT, seat))
+
+    def playout(self, rng: random.Random) -> None:
+        """Play uniformly random legal decisions to the end of the game (the search fast path).
+
+        A draw picks one of the sources; a play picks a card of the hand, then a cell (in (x, y)
+        order), then the discard among the other cards. Each pick is ``rng.randrange(count)``,
+        computed from ``rng.getrandbits`` the way :class:`random.Random` does it.
+        """
+        # The moves are those of _draw and _play, made on local variables because this loop is
+        # the hot path of search bots: keep the three in step. Each pick below n is inlined as
+        #     k = bit_length[n]; r = getrandbits(k); while r >= n: r = getrandbits(k)
+        getrandbits = rng.getrandbits
+        bit_length = _BIT_LENGTH
+        players = self.players
+        seats = _SEATS[players]
+        deck, hands, piles, log = self._deck, self._hands, self._piles, self._log
+        arbs, frontiers, knowns = self._arbs, self._frontier, self._known
+        in_order = [sorted(frontier) for frontier in frontiers]  # kept sorted, to pick by index
+        seat, phase, turn = self._seat, self._phase, self.turn
+        discard_required, last_turn = self._discard_required, self._last_turn
+        while phase != OVER:
+            hand = hands[seat]
+            if phase != PLAY:
+                options = [DECK, *compress(seats, piles)] if deck else [*compress(seats, piles)]
+                n = len(options)
+                k = bit_length[n]
+                r = getrandbits(k)
+                while r >= n:
+                    r = getrandbits(k)
+                source = options[r]
+                if source == DECK:
+                    cid = deck.pop()
+                    if not deck:
+                        last_turn = True
+                else:
+                    cid = piles[source].pop()
+                    knowns[seat].add(cid)
+                hand.append(cid)
+                log.append((LOG_DRAW, seat, source, cid))
+                if phase == SECOND:
+                    phase = PLAY
+                    discard_required = True
+                elif deck or any(piles):
+                    phase = SECOND
+                else:
+                    phase = PLAY
+                    discard_required = False
+                continue
+            # The card, then the cell, then the discard among the other cards.
+            n = len(hand)
+            k = bit_length[n]
+            i = getrandbits(k)
+            while i >= n:
+                i = getrandbits(k)
+            cid = hand.pop(i)
+            arb, frontier, cells = arbs[seat], frontiers[seat], in_order[seat]
+            if arb:
+                n = len(cells)
+                k = bit_length[n]
+                r = getrandbits(k)
+                while r >= n:
+                    r = getrandbits(k)
+                p = cells.pop(r)
+            else:
+                p = ORIGIN
+            if discard_required:
+                n = len(hand)
+                k = bit_length[n]
+                r = getrandbits(k)
+                while r >= n:
+                    r = getrandbits(k)
+                did = hand.pop(r)
+            else:
+                did = -1
+            arb[p] = cid
+            frontier.discard(p)
+            for q in (p + 1, p - 1, p + STRIDE, p - STRIDE):
+                if q not in arb and q not in frontier:
+                    frontier.add(q)
+                    insort(cells, q)
+            known = knowns[seat]
+            if known:
+                known.discard(cid)
+                known.discard(did)
+            if did >= 0:
+                piles[seat].append(did)
+            log.append((LOG_PLAY, seat, p, cid, did))
+            if last_turn:
+                phase = OVER
+            else:
+                seat = (seat + 1) % players
+                phase = FIRST
+                discard_required = True
+                turn += 1
+        self._seat, self._phase, self.turn = seat, phase, turn
+        self._discard_required, self._last_turn = discard_required, last_turn
+
+    # ----------------------------------------------------------------- internals
+
+    def _draw(self, source: int) -> int:
+        seat = self._seat
+        if source == DECK:
+            deck = self._deck
+            cid = deck.pop()
+            if not deck:
+                self._last_turn = True
+        else:
+            cid = self._piles[source].pop()
+            self._known[seat].add(cid)
+        self._hands[seat].append(cid)
+        self._log.append((LOG_DRAW, seat, source, cid))
+        if self._phase == FIRST:
+            if self._deck or any(self._piles):
+                self._phase = SECOND
+            else:
+                self._phase = PLAY
+                self._discard_required = False
+        else:
+            self._phase = PLAY
+            self._discard_required = True
+        return cid
+
+    def _play(self, cid: int, p: int, did: int) -> None:
+        seat = self._seat
+        hand = self._hands[seat]
+        hand.remove(cid)
+        arb = self._arbs[seat]
+        arb[p] = cid
+        frontier = self._frontier[seat]
+        frontier.discard(p)
+        for n in (p + 1, p - 1, p + STRIDE, p - STRIDE):
+            if n not in arb:
+                frontier.add(n)
+        known = self._known[seat]
+        if known:
+            known.discard(cid)
+            known.discard(did)
+        if did >= 0:
+            hand.remove(did)
+            self._piles[seat].append(did)
+        self._log.append((LOG_PLAY, seat, p, cid, did))
+        if self._last_turn:
+            self._phase = OVER
+        else:
+            self._seat = (seat + 1) % self.players
+            self._phase = FIRST
+            self._discard_required = True
+            self.turn += 1
+
+    def __repr__(self) -> str:
+        return (
+            f"<GameState players={self.players} turn={self.turn} seat={self._seat} "
+            f"due={self.decision_kind.value} deck={len(self._deck)}>"
+        )
+
+
+class LegalDecisions(Sequence[Decision]):
+    """The legal options for one decision, as a lazy sequence.
+
+    Supports ``len``, indexing (so ``random.choice`` works), iteration and ``in``. Elements are
+    :class:`Draw` or :class:`Play` objects, built only when asked for. A play option is indexed as
+    ``(card, cell, discard)`` with the discard varying fastest.
+    """
+
+    __slots__ = ("_per_card", "_size", "cells", "discard", "hand", "kind", "sources")
+
+    def __init__(
+        self,
+        kind: DecisionKind,
+        sources: tuple[int, ...],
+        hand: tuple[int, ...],
+        cells: tuple[int, ...],
+        discard: bool,
+    ) -> None:
+        self.kind = kind
+        self.sources = sources
+        self.hand = hand
+        self.cells = cells
+        self.discard = discard
+        if kind is _PLAY_KIND:
+            h = len(hand)
+            self._per_card = len(cells) * (h - 1 if discard else 1)
+            self._size = h * self._per_card
+        else:
+            self._per_card = 0
+            self._size = len(sources)
+
+    def __len__(self) -> int:
+        return self._size
+
+    @overload
+    def __getitem__(self, index: int) -> Decision: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Decision]: ...
+
+    def __getitem__(self, index: int | slice) -> Decision | Sequence[Decision]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._size))]
+        if index < 0:
+            index += self._size
+        if not 0 <= index < self._size:
+            raise IndexError(index)
+        if self.kind is not _PLAY_KIND:
+            return _DRAWS[self.sources[index] + 1]
+        hand = self.hand
+        per_card = self._per_card
+        i = index // per_card
+        rest = index - i * per_card
+        if self.discard:
+            others = len(hand) - 1
+            c = rest // others
+            j = rest - c * others
+            if j >= i:
+                j += 1
+            return Play(ALL_CARDS[hand[i]], unpack(self.cells[c]), ALL_CARDS[hand[j]])
+        return Play(ALL_CARDS[hand[i]], unpack(self.cells[rest]), None)
+
+    def __iter__(self) -> Iterator[Decision]:
+        for i in range(self._size):
+            yield self[i]
+
+    def __contains__(self, decision: object) -> bool:
+        if self.kind is _PLAY_KIND:
+            if type(decision) is not Play:
+                return False
+            if decision.card.id not in self.hand:
+                return False
+            x, y = decision.cell
+            if not in_range(x, y) or pack(x, y) not in self.cells:
+                return False
+            if self.discard:
+                d = decision.discard
+                return d is not None and d.id in self.hand and d is not decision.card
+            return decision.discard is None
+        return type(decision) is Draw and decision.source in self.sources
+
+    def cards(self) -> tuple[Card, ...]:
+        """The cards that may be played (the hand), for a PLAY decision."""
+        return tuple(ALL_CARDS[c] for c in self.hand)
+
+    def cell_options(self) -> tuple[Cell, ...]:
+        """The cells where a card may be played, for a PLAY decision, in (x, y) order."""
+        return tuple(unpack(p) for p in self.cells)
+
+    def __repr__(self) -> str:
+        return f"<LegalDecisions {self.kind.value}: {len(self)} options>"

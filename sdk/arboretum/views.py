@@ -1,0 +1,182 @@
+"""What a seat may know: :class:`SeatView`, and the public :class:`Event` history.
+
+A view is built by copying the fields a seat may see, never by blanking parts of the state: its
+own hand, every arboretum, every discard pile, the deck size, the hand sizes, the cards publicly
+known to be in each hand (taken from a discard pile and not yet played or discarded), and whose
+decision is due.
+Two states that differ only in cards hidden from a seat give equal views.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .cards import ALL_CARDS, Card, Cell, Species
+from .decisions import DECK, DecisionKind, Draw
+from .grid import ORIGIN, Arboretum, pack, unpack
+
+if TYPE_CHECKING:
+    from .state import GameState, LegalDecisions
+
+__all__ = ["DrawEvent", "Event", "ForfeitEvent", "PlayEvent", "SeatView"]
+
+
+@dataclass(frozen=True, slots=True)
+class DrawEvent:
+    """``seat`` drew from ``source`` (``DECK`` or a seat's pile). ``card`` is ``None`` for a deck
+    draw seen by anyone but the drawer."""
+
+    seat: int
+    source: int
+    card: Card | None
+
+    def __str__(self) -> str:
+        where = "deck" if self.source == DECK else f"pile {self.source}"
+        return f"seat {self.seat} drew {self.card or 'a card'} from {where}"
+
+
+@dataclass(frozen=True, slots=True)
+class PlayEvent:
+    """``seat`` played ``card`` at ``cell`` and discarded ``discard`` (None: no second draw)."""
+
+    seat: int
+    card: Card
+    cell: Cell
+    discard: Card | None
+
+    def __str__(self) -> str:
+        tail = f", discarded {self.discard}" if self.discard else ", no discard"
+        return f"seat {self.seat} played {self.card} at {self.cell}{tail}"
+
+
+@dataclass(frozen=True, slots=True)
+class ForfeitEvent:
+    seat: int
+
+    def __str__(self) -> str:
+        return f"seat {self.seat} forfeited"
+
+
+Event = DrawEvent | PlayEvent | ForfeitEvent
+
+
+def events_from_log(log: list[tuple[int, ...]], since: int, seat: int | None) -> list[Event]:
+    from .state import LOG_DRAW, LOG_PLAY
+
+    events: list[Event] = []
+    for record in log[since:]:
+        kind = record[0]
+        if kind == LOG_DRAW:
+            _, who, source, cid = record
+            visible = source != DECK or who == seat
+            events.append(DrawEvent(who, source, ALL_CARDS[cid] if visible else None))
+        elif kind == LOG_PLAY:
+            _, who, p, cid, did = record
+            discard = ALL_CARDS[did] if did >= 0 else None
+            events.append(PlayEvent(who, ALL_CARDS[cid], unpack(p), discard))
+        else:
+            events.append(ForfeitEvent(record[1]))
+    return events
+
+
+@dataclass(frozen=True, slots=True)
+class SeatView:
+    """Everything ``seat`` may know at one moment. Bots receive this; it holds no hidden card."""
+
+    seat: int
+    players: int
+    species: tuple[Species, ...]
+    turn: int
+    current_seat: int
+    kind: DecisionKind
+    """The decision due now, for ``current_seat``."""
+    hand: tuple[Card, ...]
+    arboretums: tuple[Arboretum, ...]
+    discard_piles: tuple[tuple[Card, ...], ...]
+    """Each seat's discard pile, bottom first (the top card is last)."""
+    deck_size: int
+    hand_sizes: tuple[int, ...]
+    known_cards: tuple[tuple[Card, ...], ...]
+    """Per seat, the cards publicly known to be in that hand (taken from a discard pile)."""
+    discard_required: bool
+    """False only on a play whose turn skipped the second draw (no source was left)."""
+    last_turn: bool
+    """True once the last deck card is drawn: this turn ends the game."""
+    forfeited: tuple[bool, ...]
+
+    @property
+    def my_turn(self) -> bool:
+        return self.current_seat == self.seat and self.kind is not DecisionKind.GAME_OVER
+
+    @property
+    def arboretum(self) -> Arboretum:
+        """This seat's own arboretum."""
+        return self.arboretums[self.seat]
+
+    def legal_decisions(self) -> LegalDecisions:
+        """The legal options, when the decision due is this seat's; empty otherwise."""
+        from .state import LegalDecisions
+
+        if not self.my_turn:
+            return LegalDecisions(DecisionKind.GAME_OVER, (), (), (), False)
+        if self.kind is DecisionKind.PLAY:
+            arb = self.arboretum
+            cells = tuple(pack(c.x, c.y) for c in arb.legal_cells()) if arb else (ORIGIN,)
+            return LegalDecisions(
+                self.kind, (), tuple(sorted(c.id for c in self.hand)), cells, self.discard_required
+            )
+        sources = [DECK] if self.deck_size else []
+        sources += [s for s, pile in enumerate(self.discard_piles) if pile]
+        return LegalDecisions(self.kind, tuple(sources), (), (), False)
+
+    def top_of_pile(self, seat: int) -> Card | None:
+        pile = self.discard_piles[seat]
+        return pile[-1] if pile else None
+
+    def draw_options(self) -> tuple[Draw, ...]:
+        return tuple(d for d in self.legal_decisions() if isinstance(d, Draw))
+
+    def unseen_cards(self) -> tuple[Card, ...]:
+        """Cards in play that this seat cannot locate: the deck plus the unknown parts of the other
+        hands. Sorted by card id."""
+        seen = {c.id for c in self.hand}
+        for arb in self.arboretums:
+            seen.update(c.id for c in arb.values())
+        for pile in self.discard_piles:
+            seen.update(c.id for c in pile)
+        for known in self.known_cards:
+            seen.update(c.id for c in known)
+        return tuple(
+            ALL_CARDS[s.index * 8 + v]
+            for s in self.species
+            for v in range(8)
+            if s.index * 8 + v not in seen
+        )
+
+    def determinize(self, rng: random.Random) -> GameState:
+        """A full game state consistent with this view; see :func:`arboretum.determinize`."""
+        from .determinize import determinize
+
+        return determinize(self, rng)
+
+
+def make_view(state: GameState, seat: int) -> SeatView:
+    return SeatView(
+        seat=seat,
+        players=state.players,
+        species=state.species,
+        turn=state.turn,
+        current_seat=state.current_seat,
+        kind=state.decision_kind,
+        hand=state.hand(seat),
+        arboretums=tuple(state.arboretum(s) for s in range(state.players)),
+        discard_piles=tuple(state.discard_pile(s) for s in range(state.players)),
+        deck_size=state.deck_size,
+        hand_sizes=state.hand_sizes(),
+        known_cards=tuple(state.known_cards(s) for s in range(state.players)),
+        discard_required=state.discard_required,
+        last_turn=state.last_turn,
+        forfeited=state.forfeited,
+    )

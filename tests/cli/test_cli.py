@@ -1,0 +1,145 @@
+"""The ``arena`` command (``python -m arboretum_sdk.cli``) run as a subprocess, as a user would."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arboretum import derive_game_seed, verify_replay
+
+SDK = Path(__file__).resolve().parents[2] / "sdk"
+
+
+def arena(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SDK), env.get("PYTHONPATH")]))
+    return subprocess.run(
+        [sys.executable, "-m", "arboretum_sdk.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+@pytest.fixture(scope="module")
+def replays(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    out = tmp_path_factory.mktemp("replays")
+    done = arena("simulate", "--players", "3", "--games", "5", "--seed", "1", "--replays", out)
+    return out, done
+
+
+def test_simulate_writes_replays_and_prints_a_summary(
+    replays: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    out, done = replays
+    assert done.returncode == 0, done.stderr
+    files = sorted(out.glob("*.json"))
+    assert len(files) == 5
+    assert "5 games, 3 players" in done.stdout
+    assert "5 replays written" in done.stdout
+    # One row per seat; the wins add up to the number of games (shared games split a win).
+    rows = [
+        line.split()
+        for line in done.stdout.splitlines()
+        if line.split()[:1] in (["0"], ["1"], ["2"])
+    ]
+    assert [r[0] for r in rows] == ["0", "1", "2"]
+    assert sum(float(r[1]) for r in rows) == pytest.approx(5)
+    for index, path in enumerate(files):
+        doc = json.loads(path.read_text())
+        assert doc["players"] == 3 and doc["game_index"] == index
+        assert doc["seed"] == str(derive_game_seed(1, index))
+        verify_replay(doc)
+
+
+def test_simulate_is_deterministic(
+    tmp_path: Path, replays: tuple[Path, subprocess.CompletedProcess[str]]
+) -> None:
+    out, _ = replays
+    again = arena(
+        "simulate", "--players", "3", "--games", "5", "--seed", "1", "--replays", tmp_path
+    )
+    assert again.returncode == 0, again.stderr
+    for path in sorted(out.glob("*.json")):
+        assert (tmp_path / path.name).read_text() == path.read_text()
+
+
+def test_replay_verify_passes_on_simulated_replays(
+    replays: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    out, _ = replays
+    files = sorted(out.glob("*.json"))
+    done = arena("replay", "verify", *files)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 5 and all(line.startswith("ok") for line in lines)
+
+
+def test_replay_verify_fails_on_a_tampered_copy_naming_the_step(
+    tmp_path: Path, replays: tuple[Path, subprocess.CompletedProcess[str]]
+) -> None:
+    out, _ = replays
+    good = sorted(out.glob("*.json"))[0]
+    doc = json.loads(good.read_text())
+    i = next(n for n, s in enumerate(doc["steps"]) if n > 10 and s["kind"] == "draw")
+    doc["steps"][i]["card"] = next(c for c in doc["deck"] if c != doc["steps"][i]["card"])
+    bad = tmp_path / "tampered.json"
+    bad.write_text(json.dumps(doc))
+    done = arena("replay", "verify", good, bad)
+    assert done.returncode == 1
+    assert f"FAIL {bad}" in done.stdout
+    assert f"step {i}" in done.stdout
+    assert f"ok   {good}" in done.stdout
+    assert "1 of 2 replays failed" in done.stderr
+
+
+def test_replay_verify_fails_on_non_json_and_missing_files(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.json"
+    junk.write_text("this is not a replay")
+    done = arena("replay", "verify", junk, tmp_path / "missing.json")
+    assert done.returncode == 1
+    assert "not JSON" in done.stdout
+    assert "2 of 2 replays failed" in done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_replay_show_renders_a_game(replays: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+    out, _ = replays
+    done = arena("replay", "show", sorted(out.glob("*.json"))[0])
+    assert done.returncode == 0, done.stderr
+    assert "turn 0 (seat 0)" in done.stdout and "scoring:" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["simulate", "--players", "5", "--games", "5"], ["--players", "2, 3 or 4"]),
+        (["simulate", "--players", "1", "--games", "5"], ["--players", "2, 3 or 4"]),
+        (["simulate", "--players", "x", "--games", "5"], ["--players", "'x'"]),
+        (["simulate", "--players", "3", "--games", "0"], ["--games", "at least 1"]),
+        (["simulate", "--players", "3", "--games", "2", "--seed", "-1"], ["--seed"]),
+        (
+            ["simulate", "--players", "3", "--games", "2", "--seed", str(2**64)],
+            ["--seed", "2**64-1"],
+        ),
+        (["simulate", "--games", "5"], ["--players"]),
+        (["replay", "verify"], ["FILE"]),
+        (["fly"], ["invalid choice", "fly"]),
+    ],
+)
+def test_bad_arguments_exit_2_with_a_clear_message(args: list[str], words: list[str]) -> None:
+    done = arena(*args)
+    assert done.returncode == 2
+    assert "usage:" in done.stderr
+    for word in words:
+        assert word in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
