@@ -1,0 +1,168 @@
+"""Referee round-trip latency per decision over loopback, against a bare gRPC echo.
+
+Two servers run in child processes, side by side, for the whole run:
+
+- ``echo``: a tiny grpc.aio server whose bidi stream echoes the bytes it receives;
+- ``referee``: the arena referee (``arboretum_server``), started as ``arena play`` starts it.
+
+The client (this process) alternates rounds between them, so that both see the same machine noise:
+
+- an **echo round** sends, on one stream, messages of exactly the size of a typical serialized
+  ``RefereeMessage`` carrying a ``DecisionRequest`` (measured in the first referee round) and times
+  each send -> echo received;
+- a **referee round** plays a 2-player match of ``--games`` games between two instant raw-stub bots
+  (first legal option, no thinking) and times, on the bot side, each answer sent -> next request
+  received within the same turn (first draw -> second draw -> play). That is one full referee round
+  trip: decode the answer, validate and apply it, build the next view and events, encode, send.
+
+The figures are the medians over rounds of each round's p50 and p99; the ratio referee / echo at
+p50 is what the goal (<= 1.5) is about. The referee's own clock (``ms`` of each replay step, from
+sending a request to receiving its answer) is reported too. Usage::
+
+    python bench/referee_latency.py                 # 5 rounds of 20 games each
+    python bench/referee_latency.py --rounds 3 --games 10 --check   # exit 1 if the ratio > 1.5
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+
+import grpc
+
+from arboretum_proto.v1 import bot_pb2
+from referee_support import (
+    SeatStats,
+    create_match,
+    first_legal,
+    free_port,
+    get_replay_json,
+    machine,
+    median,
+    percentile,
+    play_seat,
+    spawn_server,
+    stop_process,
+)
+
+ADMIN = "bench-admin-token-0123456789"
+GOAL_RATIO = 1.5
+
+
+async def echo_round(port: int, size: int, count: int) -> list[float]:
+    """``count`` round trips of ``size`` bytes on one stream; returns the times in ms."""
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        call = channel.stream_stream(ECHO)()
+        payload = bytes(size)
+        times: list[float] = []
+        perf = time.perf_counter
+        for _ in range(20):  # warm-up
+            await call.write(payload)
+            await call.read()
+        for _ in range(count):
+            start = perf()
+            await call.write(payload)
+            data = await call.read()
+            times.append((perf() - start) * 1000.0)
+            assert len(data) == size
+        await call.done_writing()
+        while await call.read() is not grpc.aio.EOF:
+            pass
+        return times
+
+
+ECHO = "/bench.Echo/Echo"
+
+
+async def referee_round(port: int, games: int, seed: int) -> tuple[list[float], list[float], int]:
+    """One 2-player match of instant bots: bot-side round trips (ms), referee-side step ms, and the
+    median size of a serialized decision-request message."""
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        match_id, tokens = await create_match(
+            channel, ADMIN, players=2, games=games, seed=seed, per_decision_ms=5000, bank_ms=0
+        )
+        stats = [SeatStats(), SeatStats()]
+        sizes: list[int] = []
+
+        def policy(request: bot_pb2.DecisionRequest) -> object:
+            if len(sizes) < 2000:
+                message = bot_pb2.RefereeMessage(protocol_version=1, decision_request=request)
+                sizes.append(message.ByteSize())
+            return first_legal(request)
+
+        await asyncio.gather(
+            *(play_seat(channel, t, policy, s) for t, s in zip(tokens, stats, strict=True))  # type: ignore[arg-type]
+        )
+        for s in stats:
+            if s.faults or s.status != "MATCH_STATUS_FINISHED":
+                raise RuntimeError(f"referee round went wrong: {s}")
+        rtts = [x for s in stats for x in s.turn_rtt_ms]
+        step_ms: list[float] = []
+        for index in range(games):
+            doc = json.loads(await get_replay_json(channel, match_id, index))
+            step_ms += [float(step["ms"]) for step in doc["steps"] if "ms" in step]
+        return rtts, step_ms, int(median(sizes))
+
+
+async def run(args: argparse.Namespace) -> int:
+    echo_port, ref_port = free_port(), free_port()
+    echo = spawn_server("echo", echo_port)
+    referee = spawn_server("referee", ref_port, "--admin-token", ADMIN)
+    rows: dict[str, list[tuple[float, float]]] = {"echo": [], "referee": [], "referee-clock": []}
+    size = 0
+    try:
+        await referee_round(ref_port, 2, 1)  # warm-up; also measures the request size
+        for r in range(args.rounds):
+            rtts, step_ms, size = await referee_round(ref_port, args.games, 1000 + r)
+            echo_times = await echo_round(echo_port, size, len(rtts))
+            rows["referee"].append((percentile(rtts, 50), percentile(rtts, 99)))
+            rows["referee-clock"].append((percentile(step_ms, 50), percentile(step_ms, 99)))
+            rows["echo"].append((percentile(echo_times, 50), percentile(echo_times, 99)))
+            print(
+                f"round {r + 1}/{args.rounds}: {len(rtts)} round trips; "
+                f"echo p50 {rows['echo'][-1][0]:.3f} ms, "
+                f"referee p50 {rows['referee'][-1][0]:.3f} ms",
+                file=sys.stderr,
+            )
+    finally:
+        stop_process(echo)
+        stop_process(referee)
+    summary = {
+        name: (median([a for a, _ in v]), median([b for _, b in v])) for name, v in rows.items()
+    }
+    ratio50 = summary["referee"][0] / summary["echo"][0]
+    ratio99 = summary["referee"][1] / summary["echo"][1]
+    print(f"machine: {machine()}")
+    print(f"request message size: {size} bytes; {args.rounds} rounds of {args.games} games")
+    print(f"{'':<16}{'p50 ms':>10}{'p99 ms':>10}")
+    print(f"{'bare echo':<16}{summary['echo'][0]:>10.3f}{summary['echo'][1]:>10.3f}")
+    print(f"{'referee':<16}{summary['referee'][0]:>10.3f}{summary['referee'][1]:>10.3f}")
+    print(
+        f"{'referee clock':<16}{summary['referee-clock'][0]:>10.3f}"
+        f"{summary['referee-clock'][1]:>10.3f}   (replay 'ms': request sent -> answer received)"
+    )
+    print(f"ratio referee/echo: p50 {ratio50:.2f} (goal <= {GOAL_RATIO}), p99 {ratio99:.2f}")
+    if args.check and ratio50 > GOAL_RATIO:
+        return 1
+    return 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds (default 5)")
+    parser.add_argument(
+        "--games", type=int, default=20, help="games per referee round (default 20)"
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 when the p50 ratio misses the goal"
+    )
+    raise SystemExit(asyncio.run(run(parser.parse_args())))
+
+
+if __name__ == "__main__":
+    main()

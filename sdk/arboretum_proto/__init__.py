@@ -1,0 +1,1 @@
+"""Generated gRPC stubs of the Arboretum Arena protocol (regenerate with scripts/gen_proto)."""

@@ -1,0 +1,196 @@
+"""``arena bot run``, ``list`` and ``submit``: the SDK's bot subcommands (registered by cli.py)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register"]
+
+TOKEN_ENV = "ARENA_TOKEN"
+"""A seat token for ``arena bot run``."""
+AUTHOR_TOKEN_ENV = "ARENA_AUTHOR_TOKEN"
+"""An author token for ``arena bot submit --server``."""
+SERVER_ENV = "ARENA_SERVER"
+"""The league's web server for ``arena bot submit``."""
+
+EXIT_OK = 0
+EXIT_CLIENT = 1
+EXIT_USAGE = 2
+EXIT_BOT_CRASHED = 3
+
+
+def register(bot_subparsers: Any) -> None:
+    """Add ``run``, ``list`` and ``submit`` to the ``arena bot`` group."""
+    p = bot_subparsers.add_parser(
+        "run",
+        help="connect a bot to a referee and play one match",
+        description="Load BOT (a built-in name, a .py file or a folder with bot.py) and play the "
+        "match of the seat whose token is given. The token comes from --token-file, --token or "
+        f"the {TOKEN_ENV} environment variable (prefer the file or the variable: a command line "
+        "is visible to other users). Exit status: 0 when the match ended, 1 when the referee "
+        "cannot be reached, refuses the token or the stream fails, 2 for a bot that does not "
+        "load or a missing token, 3 when the bot raised with --exit-on-error.",
+    )
+    p.add_argument("bot", metavar="BOT", help="built-in name, .py file or folder")
+    p.add_argument(
+        "--server",
+        required=True,
+        metavar="ADDR",
+        help="the referee: host:port, or unix:/path/to/socket",
+    )
+    tokens = p.add_mutually_exclusive_group()
+    tokens.add_argument("--token", metavar="T", help="the seat token")
+    tokens.add_argument(
+        "--token-file", type=Path, metavar="FILE", help="read the seat token from FILE"
+    )
+    p.add_argument("--name", help="the bot's name in logs (default: its class's name)")
+    p.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="seconds to wait for the referee (default 10)",
+    )
+    p.add_argument(
+        "--reconnect-for",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="seconds to keep reconnecting after the stream breaks (default 10)",
+    )
+    p.add_argument(
+        "--exit-on-error",
+        action="store_true",
+        help="stop (status 3) when the bot raises; by default the decision is left unanswered "
+        "and times out, and the bot plays on",
+    )
+    p.set_defaults(handler=cmd_run)
+
+    p = bot_subparsers.add_parser("list", help="list the built-in bots")
+    p.set_defaults(handler=cmd_list)
+
+    p = bot_subparsers.add_parser(
+        "submit",
+        help="submit a bot to the league",
+        description="Submit a bot file (.py) or folder (with bot.py) as a new immutable version, "
+        "named by the sha256 of its files. Authors submit to a league's web server with "
+        f"--server URL and their author token (--token, --token-file or ${AUTHOR_TOKEN_ENV}); "
+        "the server checks the bot in its sandbox. Operators with the league installed "
+        "(arboretum-league) submit straight to its Redis by leaving out --server.",
+    )
+    p.add_argument("path", type=Path, metavar="PATH", help="a .py file or a folder with bot.py")
+    p.add_argument("--name", required=True, help="the bot's name")
+    p.add_argument(
+        "--server",
+        metavar="URL",
+        default=os.environ.get(SERVER_ENV) or None,
+        help=f"the league's web server, e.g. http://arena.example:8080 (or ${SERVER_ENV})",
+    )
+    p.add_argument("--token", help=f"your author token (or ${AUTHOR_TOKEN_ENV})")
+    p.add_argument("--token-file", type=Path, metavar="FILE", help="read the author token here")
+    p.add_argument("--redis-url", metavar="URL", help="without --server: the league's Redis")
+    p.add_argument("--owner", help="without --server: the owning author, if any")
+    p.set_defaults(handler=cmd_submit)
+
+
+def _token(args: argparse.Namespace) -> str | None:
+    if args.token_file is not None:
+        try:
+            return args.token_file.read_text(encoding="utf-8").strip() or None
+        except OSError as exc:
+            print(f"arena bot run: cannot read the token file: {exc}", file=sys.stderr)
+            return None
+    if args.token:
+        return str(args.token)
+    return os.environ.get(TOKEN_ENV) or None
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .client import run_bot
+    from .errors import BotCrashed, BotLoadError, ClientError
+    from .loader import load_bot
+
+    token = _token(args)
+    if token is None:
+        print(
+            f"arena bot run: no token; give --token-file FILE, --token T or set {TOKEN_ENV}",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    try:
+        bot = load_bot(args.bot)
+    except BotLoadError as exc:
+        print(f"arena bot run: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.name:
+        bot.name = args.name
+    try:
+        end = run_bot(
+            bot,
+            args.server,
+            token,
+            connect_timeout=args.connect_timeout,
+            reconnect_for=args.reconnect_for,
+            exit_on_error=args.exit_on_error,
+        )
+    except BotCrashed as exc:
+        print(f"arena bot run: {exc}", file=sys.stderr)
+        return EXIT_BOT_CRASHED
+    except ClientError as exc:
+        print(f"arena bot run: {exc}", file=sys.stderr)
+        return EXIT_CLIENT
+    logging.getLogger(__name__).info("match ended: %s", end.status.value)
+    return EXIT_OK
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from .loader import builtin_bots
+
+    for name, description in builtin_bots().items():
+        print(f"{name:<10} {description}")
+    return EXIT_OK
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    if args.server is None:
+        try:
+            from arboretum_worker.cli import cmd_bot_submit
+        except ImportError:
+            print(
+                "arena bot submit: give --server URL (the league's web server) and your author "
+                "token; submitting straight to Redis needs the league (pip install "
+                "arboretum-league)",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+        return int(cmd_bot_submit(args))
+    from .submit import SubmitError, submit_bot
+
+    token = args.token
+    if args.token_file is not None:
+        try:
+            token = args.token_file.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            print(f"arena bot submit: cannot read the token file: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    token = token or os.environ.get(AUTHOR_TOKEN_ENV)
+    if not token:
+        print(
+            f"arena bot submit: no author token; give --token, --token-file or set "
+            f"{AUTHOR_TOKEN_ENV}",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    try:
+        done = submit_bot(args.server, token, args.name, args.path)
+    except SubmitError as exc:
+        print(f"arena bot submit: {exc}", file=sys.stderr)
+        return EXIT_CLIENT
+    state = "new version" if done.created else "already submitted as version"
+    print(f"bot {done.bot}: {state} {done.version[:12]} ({done.version})\n{done.url}")
+    return EXIT_OK

@@ -1,0 +1,442 @@
+"""The bot client: plays one match for one seat against a referee over gRPC.
+
+:func:`run_bot` connects to ``address`` (``host:port`` or ``unix:/path``), opens ``BotService.Play``
+with the seat token in the metadata ``x-arena-token`` and drives the bot: every ``DecisionRequest``
+becomes an engine :class:`~arboretum.SeatView` (via :mod:`arboretum_sdk.wire`), the bot's answer
+goes back with the request's decision number; ``FaultNotice``, ``GameStart``, ``GameEnd`` and
+``MatchEnd`` call the bot's hooks. It returns the :class:`~arboretum_sdk.MatchEnd` once the referee
+ends the match.
+
+**Reconnection.** When the stream breaks with ``UNAVAILABLE`` after the match started, the client
+opens a new stream with the same token, retrying with backoff for ``reconnect_for`` seconds (also
+while the referee still answers ``ALREADY_EXISTS`` for the dead stream). The referee resumes the
+seat: ``MatchStart{resumed}``, ``GameStart{resumed}`` with the game's events, and the pending
+request.
+
+**A bot that raises.** If ``choose`` raises (or returns something that is not a Draw/Play of the
+asked kind), nothing is sent for that decision: the traceback goes to the log (stderr), and the
+referee times the decision out (a ``TIMEOUT`` fault; its fallback is applied; the bank is used up)
+while the bot stays connected and is asked its next decisions normally. With ``exit_on_error=True``
+the client instead cancels the stream and raises :class:`~arboretum_sdk.BotCrashed` (``arena
+bot run --exit-on-error`` then exits with status 3): the seat is then disconnected and faults
+``DISCONNECT`` until the match ends. A well-formed but illegal answer is sent as is (the referee
+records an ``ILLEGAL`` fault); a warning is logged first.
+
+**Before the match starts.** A stream that ends with ``CANCELLED`` or ``UNAVAILABLE`` before
+``MatchStart`` never reached the match (a referee under load may cancel calls it has not picked up
+yet): the client opens it again, with backoff, for up to ``connect_timeout`` seconds.
+
+The bot runs in the thread that calls :func:`run_bot`, one decision at a time; gRPC keepalives are
+handled by gRPC's own threads meanwhile. A late answer (after a timeout) is dropped by the referee.
+The stream is driven by ``grpc.aio`` on a private event loop in that same thread (a private thread
+when the caller already runs an event loop): each answer is written as soon as the bot returns it,
+with no hand-off to another thread, and the client half-closes its side when the match ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import logging
+import time
+import traceback
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from arboretum import Decision, DecisionKind, Draw, Event, Play, Species
+
+from .bot import Bot
+from .errors import (
+    BotCrashed,
+    ClientError,
+    ConnectError,
+    MatchUnavailable,
+    StreamError,
+    TokenRejected,
+)
+from .info import MatchEnd, MatchStatus
+
+if TYPE_CHECKING:
+    from .wire import EventDecoder
+
+__all__ = ["run_bot"]
+
+logger = logging.getLogger(__name__)
+
+TOKEN_METADATA = "x-arena-token"
+_BACKOFF_START = 0.1
+_BACKOFF_MAX = 1.0
+_NOT_TAKEN = frozenset({"CANCELLED", "UNAVAILABLE"})
+"""Status codes (names) of a stream that ends before ``MatchStart``: the referee never took it."""
+
+
+@dataclass
+class _Session:
+    """What the client remembers across streams of one match."""
+
+    bot: Bot
+    started: bool = False
+    ended: MatchEnd | None = None
+    game_index: int | None = None
+    species: tuple[Species, ...] = ()
+    decoder: EventDecoder | None = None
+    history: list[Event] = field(default_factory=list)
+    answered: dict[int, Any] = field(default_factory=dict)
+    """decision number -> the BotMessage sent, to answer again after a reconnection."""
+    prefix: str = ""
+    write_failed: bool = False
+    """The current stream failed to send an answer: its connection broke (grpc.aio then ends the
+    call with INTERNAL, where the connection's own status would have been UNAVAILABLE)."""
+
+
+def run_bot(
+    bot: Bot,
+    address: str,
+    token: str,
+    *,
+    connect_timeout: float = 10.0,
+    reconnect_for: float = 10.0,
+    exit_on_error: bool = False,
+) -> MatchEnd:
+    """Play one match for the seat of ``token``; returns how the match ended.
+
+    Raises :class:`ConnectError` (unreachable), :class:`TokenRejected` (bad token),
+    :class:`MatchUnavailable` (match over, or the seat already connected), :class:`StreamError`
+    (the stream broke for good, or the referee broke the protocol) and :class:`BotCrashed`.
+    """
+    return _run_sync(
+        _run_bot(
+            bot,
+            address,
+            token,
+            connect_timeout=connect_timeout,
+            reconnect_for=reconnect_for,
+            exit_on_error=exit_on_error,
+        )
+    )
+
+
+def _run_sync(coro: Coroutine[Any, Any, MatchEnd]) -> MatchEnd:
+    """Run ``coro`` on a new event loop in this thread (in a private thread if this one already
+    runs a loop) and return its result."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="arena-bot") as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+async def _run_bot(
+    bot: Bot,
+    address: str,
+    token: str,
+    *,
+    connect_timeout: float,
+    reconnect_for: float,
+    exit_on_error: bool,
+) -> MatchEnd:
+    import grpc
+
+    from arboretum_proto.v1 import bot_pb2_grpc
+
+    session = _Session(bot)
+    channel = grpc.aio.insecure_channel(address)
+    try:
+        try:
+            await asyncio.wait_for(channel.channel_ready(), connect_timeout)
+        except TimeoutError:
+            raise ConnectError(
+                f"cannot reach the referee at {address} "
+                f"(no connection within {connect_timeout:g} s)"
+            ) from None
+        stub = bot_pb2_grpc.BotServiceStub(channel)
+        retry_until: float | None = None
+        start_until: float | None = None
+        backoff = _BACKOFF_START
+        while True:
+            try:
+                await _play_stream(stub, token, session, exit_on_error)
+            except grpc.RpcError as exc:
+                if session.ended is not None:  # the stream broke after MatchEnd: nothing lost
+                    return session.ended
+                code = exc.code()
+                details = exc.details() or ""
+                if code == grpc.StatusCode.INTERNAL and session.write_failed:
+                    code = grpc.StatusCode.UNAVAILABLE
+                    details = f"the connection broke while sending an answer ({details})"
+                if not session.started and code.name in _NOT_TAKEN:
+                    # The stream never reached the match: open it again, for a bounded time.
+                    now = time.monotonic()
+                    if start_until is None:
+                        start_until = now + connect_timeout
+                        logger.warning(
+                            "the referee did not take the stream (%s: %s); retrying for up to %g s",
+                            code.name,
+                            details,
+                            connect_timeout,
+                        )
+                    if now < start_until:
+                        await asyncio.sleep(backoff)
+                        backoff = min(_BACKOFF_MAX, backoff * 2)
+                        continue
+                retryable = code == grpc.StatusCode.UNAVAILABLE or (
+                    code == grpc.StatusCode.ALREADY_EXISTS and retry_until is not None
+                )
+                if session.started and retryable and session.ended is None:
+                    now = time.monotonic()
+                    if retry_until is None:
+                        retry_until = now + reconnect_for
+                        logger.warning(
+                            "%sstream lost (%s: %s); reconnecting for up to %g s",
+                            session.prefix,
+                            code.name,
+                            details,
+                            reconnect_for,
+                        )
+                    if now < retry_until:
+                        await asyncio.sleep(backoff)
+                        backoff = min(_BACKOFF_MAX, backoff * 2)
+                        continue
+                raise _client_error(code, details, address, session) from None
+            if session.ended is not None:
+                return session.ended
+            raise StreamError("the referee closed the stream before the match ended")
+    finally:
+        await channel.close()
+
+
+def _is_rpc_error(exc: BaseException) -> bool:
+    import grpc
+
+    return isinstance(exc, grpc.RpcError)
+
+
+def _client_error(code: Any, details: str, address: str, session: _Session) -> ClientError:
+    import grpc
+
+    name = code.name if code is not None else "UNKNOWN"
+    text = f"{name}: {details}" if details else name
+    if code == grpc.StatusCode.UNAUTHENTICATED:
+        return TokenRejected(f"the referee at {address} refused the token ({text})")
+    if code == grpc.StatusCode.FAILED_PRECONDITION:
+        return MatchUnavailable(f"the match is over ({text})")
+    if code == grpc.StatusCode.ALREADY_EXISTS:
+        return MatchUnavailable(f"another bot is already connected for this seat ({text})")
+    if code == grpc.StatusCode.UNAVAILABLE and not session.started:
+        return ConnectError(f"cannot reach the referee at {address} ({text})")
+    if session.started:
+        return StreamError(f"the stream to the referee broke ({text})")
+    return StreamError(f"the referee ended the stream ({text})")
+
+
+async def _play_stream(stub: Any, token: str, session: _Session, exit_on_error: bool) -> None:
+    """One stream: handle the referee's messages until it closes, writing each answer at once.
+
+    Once ``MatchEnd`` has come the client half-closes its side, so that the referee ends the call
+    without waiting."""
+    import grpc
+
+    call = stub.Play(metadata=((TOKEN_METADATA, token),))
+    outbox: list[Any] = []
+    writing = True
+    session.write_failed = False
+    try:
+        while True:
+            message = await call.read()
+            if message is grpc.aio.EOF:
+                return
+            _handle(message, session, outbox, call, exit_on_error)
+            if outbox:
+                answers = outbox[:]
+                outbox.clear()
+                for answer in answers:
+                    if writing:
+                        writing = await _write(call, answer, session)
+            if writing and session.ended is not None:
+                writing = False
+                await _done_writing(call)
+    except BaseException as exc:
+        if not _is_rpc_error(exc):
+            call.cancel()
+        raise
+
+
+async def _write(call: Any, answer: Any, session: _Session) -> bool:
+    """Send an answer; False when the call is already over (how it ended is read next)."""
+    import grpc
+
+    try:
+        await call.write(answer)
+    except grpc.RpcError:
+        session.write_failed = True
+        return False
+    except (asyncio.InvalidStateError, grpc.aio.UsageError):
+        return False
+    return True
+
+
+async def _done_writing(call: Any) -> None:
+    import grpc
+
+    with contextlib.suppress(grpc.RpcError, asyncio.InvalidStateError, grpc.aio.UsageError):
+        await call.done_writing()
+
+
+def _handle(
+    message: Any, session: _Session, outbox: list[Any], call: Any, exit_on_error: bool
+) -> None:
+    from . import wire
+
+    bot = session.bot
+    try:
+        which = wire.check_protocol_version(message, "referee message")
+        if which == "match_start":
+            info = wire.match_start_from_pb(message.match_start)
+            session.prefix = f"[match {info.match_id} seat {info.seat}] "
+            first = not session.started
+            session.started = True
+            bot.match = info
+            logger.info(
+                "%s%s: %s (%d players, %d games)%s",
+                session.prefix,
+                bot.name,
+                "resumed" if info.resumed else "match started",
+                info.players,
+                info.game_count,
+                "" if first else " after a reconnection",
+            )
+            if first:
+                _hook(bot.on_match_start, info, session)
+        elif which == "game_start":
+            game, decoder = wire.game_start_from_pb(message.game_start)
+            same_game = session.game_index == game.game_index
+            session.game_index = game.game_index
+            session.species = game.species
+            session.decoder = decoder
+            session.history = list(game.events)
+            bot.game = game
+            bot.events = tuple(session.history)
+            if not same_game:
+                logger.info("%sgame %d starts", session.prefix, game.game_index)
+                _hook(bot.on_game_start, game, session)
+        elif which == "decision_request":
+            _decide(message.decision_request, session, outbox, call, exit_on_error)
+        elif which == "fault_notice":
+            notice = wire.fault_notice_from_pb(message.fault_notice)
+            logger.warning("%s%s", session.prefix, notice)
+            _hook(bot.on_fault, notice, session)
+        elif which == "game_end":
+            end = wire.game_end_from_pb(message.game_end, session.decoder)
+            session.history.extend(end.events)
+            bot.events = tuple(session.history)
+            totals = " ".join(str(t) for t in end.result.totals)
+            logger.info(
+                "%sgame %d over: totals %s, ranks %s",
+                session.prefix,
+                end.game_index,
+                totals,
+                list(end.result.ranks),
+            )
+            _hook(bot.on_game_end, end.result, session, end)
+            session.game_index = None
+            session.decoder = None
+        elif which == "match_end":
+            match_end = wire.match_end_from_pb(message.match_end)
+            session.ended = match_end
+            level = logging.INFO if match_end.status is MatchStatus.FINISHED else logging.WARNING
+            logger.log(
+                level,
+                "%smatch %s%s",
+                session.prefix,
+                match_end.status.value,
+                f": {match_end.reason}" if match_end.reason else "",
+            )
+            _hook(bot.on_match_end, match_end, session)
+    except wire.WireError as exc:
+        call.cancel()
+        raise StreamError(f"the referee sent a malformed message: {exc}") from None
+
+
+def _decide(
+    request: Any, session: _Session, outbox: list[Any], call: Any, exit_on_error: bool
+) -> None:
+    from . import wire
+
+    received = time.monotonic()
+    number = request.decision_number
+    if number in session.answered:  # resent after a reconnection: answer again
+        outbox.append(session.answered[number])
+        return
+    if session.decoder is None or not session.species:
+        raise wire.WireError("decision_request", "arrived outside a game")
+    kind = wire.kind_from_pb(request.kind, "decision_request.kind")
+    if not request.HasField("view"):
+        raise wire.WireError("decision_request.view", "is missing")
+    if not request.HasField("clock"):
+        raise wire.WireError("decision_request.clock", "is missing")
+    view = wire.seat_view_from_pb(
+        request.view,
+        species=session.species,
+        kind=kind,
+        discard_required=request.discard_required if kind is DecisionKind.PLAY else None,
+        field="decision_request.view",
+    )
+    session.history.extend(session.decoder.feed_all(request.events, "decision_request.events"))
+    bot = session.bot
+    bot.events = tuple(session.history)
+    bot.clock = wire.clock_from_pb(request.clock, "decision_request.clock", received_at=received)
+    try:
+        decision = bot.choose(view)
+        expected: type = Play if kind is DecisionKind.PLAY else Draw
+        if not isinstance(decision, expected):
+            raise TypeError(
+                f"{type(bot).__name__}.choose returned {decision!r} for a {kind.value} decision; "
+                f"expected a {expected.__name__}"
+            )
+        answer = wire.answer_to_pb(number, decision, kind)
+    except Exception:
+        logger.error(
+            "%sthe bot failed on decision %d (%s); %s\n%s",
+            session.prefix,
+            number,
+            kind.value,
+            "stopping (--exit-on-error)"
+            if exit_on_error
+            else "sending no answer: the referee will time it out",
+            traceback.format_exc().rstrip(),
+        )
+        if exit_on_error:
+            call.cancel()
+            raise BotCrashed(f"the bot raised on decision {number}; stopped") from None
+        return
+    _warn_if_illegal(view.legal_decisions(), decision, session, number)
+    session.answered = {number: answer}
+    outbox.append(answer)
+    elapsed = time.monotonic() - received
+    logger.debug("%sdecision %d: %s (%.1f ms)", session.prefix, number, decision, elapsed * 1000)
+
+
+def _warn_if_illegal(legal: Any, decision: Decision, session: _Session, number: int) -> None:
+    if decision not in legal:
+        logger.warning(
+            "%sdecision %d: the bot's answer %s is not legal; the referee will apply its fallback",
+            session.prefix,
+            number,
+            decision,
+        )
+
+
+def _hook(method: Any, arg: Any, session: _Session, *more: Any) -> None:
+    """Run an optional hook; an exception in it is logged, never fatal."""
+    try:
+        method(arg, *more)
+    except Exception:
+        logger.error(
+            "%s%s raised (ignored):\n%s",
+            session.prefix,
+            getattr(method, "__qualname__", "a hook"),
+            traceback.format_exc().rstrip(),
+        )

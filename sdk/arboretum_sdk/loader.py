@@ -1,0 +1,190 @@
+"""Loading a bot from a spec: a built-in name, a ``.py`` file, or a folder.
+
+- A built-in name (``arena bot list``): ``random``, ``greedy``.
+- A ``.py`` file: imported as a module of its own.
+- A folder: its ``bot.py`` (else its ``__init__.py``) is the entry point. The folder is imported as
+  a package, so helper modules next to it import with ``from . import helpers`` (and, because the
+  folder is also put on ``sys.path``, with ``import helpers``).
+
+The bot class is the module's ``BOT`` attribute when it has one (``BOT = MyBot``); otherwise the
+single :class:`~arboretum_sdk.Bot` subclass *defined* in that module (classes merely imported into
+it do not count). It is built with no arguments.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import importlib.util
+import inspect
+import sys
+import traceback
+import uuid
+from pathlib import Path
+from types import ModuleType
+
+from .bot import Bot
+from .errors import BotLoadError
+
+__all__ = ["builtin_bots", "find_bot_class", "load_bot", "load_bot_class"]
+
+
+def builtin_bots() -> dict[str, str]:
+    """The built-in bots: name -> one-line description."""
+    from .bots import BUILTIN_BOTS
+
+    return {name: desc for name, (_, _, desc) in BUILTIN_BOTS.items()}
+
+
+def load_bot(spec: str) -> Bot:
+    """Load and build the bot named by ``spec`` (a built-in name, a .py file or a folder).
+
+    Raises :class:`BotLoadError` with a message naming the problem (and, for an error raised while
+    importing the author's module, its traceback).
+    """
+    cls = load_bot_class(spec)
+    try:
+        bot = cls()
+    except Exception as exc:
+        raise BotLoadError(
+            f"{spec}: building {cls.__name__}() failed: {exc!r} (a bot class is built with no "
+            f"arguments)\n{_author_traceback(exc)}"
+        ) from exc
+    return bot
+
+
+def load_bot_class(spec: str) -> type[Bot]:
+    """The bot class named by ``spec``, without building it."""
+    from .bots import BUILTIN_BOTS
+
+    if spec in BUILTIN_BOTS:
+        module_name, class_name, _ = BUILTIN_BOTS[spec]
+        module = importlib.import_module(f"arboretum_sdk.bots.{module_name}")
+        cls = getattr(module, class_name)
+        assert isinstance(cls, type) and issubclass(cls, Bot)
+        return cls
+    path = Path(spec)
+    if not path.exists():
+        names = ", ".join(BUILTIN_BOTS)
+        raise BotLoadError(
+            f"{spec}: no such file or folder, and not a built-in bot (built-ins: {names})"
+        )
+    if path.is_dir():
+        module = _import_folder(path)
+    elif path.suffix == ".py":
+        module = _import_file(path)
+    else:
+        raise BotLoadError(f"{spec}: a bot is a .py file or a folder, not {path.suffix or 'this'}")
+    return find_bot_class(module, spec)
+
+
+def find_bot_class(module: ModuleType, spec: str = "") -> type[Bot]:
+    """The module's ``BOT``, or its single Bot subclass defined in it."""
+    where = spec or module.__name__
+    explicit = getattr(module, "BOT", None)
+    if explicit is not None:
+        if isinstance(explicit, type) and issubclass(explicit, Bot):
+            return explicit
+        raise BotLoadError(
+            f"{where}: BOT must be a subclass of arboretum_sdk.Bot (the class itself, not an "
+            f"instance), got {explicit!r}"
+        )
+    found = [
+        obj
+        for obj in vars(module).values()
+        if inspect.isclass(obj)
+        and issubclass(obj, Bot)
+        and obj is not Bot
+        and obj.__module__ == module.__name__
+        and not inspect.isabstract(obj)
+    ]
+    if not found:
+        raise BotLoadError(
+            f"{where}: no Bot subclass found; define a class that subclasses arboretum_sdk.Bot "
+            "(from arboretum_sdk import Bot)"
+        )
+    if len(found) > 1:
+        names = ", ".join(sorted(c.__name__ for c in found))
+        raise BotLoadError(
+            f"{where}: several Bot subclasses found ({names}); name the one to run with "
+            "BOT = ClassName at module level"
+        )
+    return found[0]
+
+
+def _import_file(path: Path) -> ModuleType:
+    name = f"arena_bot_{path.stem}_{uuid.uuid4().hex[:8]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise BotLoadError(f"{path}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    _exec(spec.loader, module, path)
+    return module
+
+
+def _import_folder(folder: Path) -> ModuleType:
+    folder = folder.resolve()
+    init = folder / "__init__.py"
+    entry = folder / "bot.py"
+    if not entry.is_file() and not init.is_file():
+        raise BotLoadError(f"{folder.name}: the folder holds neither bot.py nor __init__.py")
+    package = f"arena_bot_{_identifier(folder.name)}_{uuid.uuid4().hex[:8]}"
+    if init.is_file():
+        pkg_spec = importlib.util.spec_from_file_location(
+            package, init, submodule_search_locations=[str(folder)]
+        )
+    else:
+        pkg_spec = importlib.machinery.ModuleSpec(package, None, is_package=True)
+        pkg_spec.submodule_search_locations = [str(folder)]
+    if pkg_spec is None:
+        raise BotLoadError(f"{folder.name}: cannot be imported as a package")
+    pkg = importlib.util.module_from_spec(pkg_spec)
+    sys.modules[package] = pkg
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))  # `import helpers` from the bot's folder works too
+    if init.is_file() and pkg_spec.loader is not None:
+        _exec(pkg_spec.loader, pkg, init)
+    if not entry.is_file():
+        return pkg
+    name = f"{package}.bot"
+    spec = importlib.util.spec_from_file_location(name, entry)
+    if spec is None or spec.loader is None:
+        raise BotLoadError(f"{entry}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    _exec(spec.loader, module, entry)
+    return module
+
+
+def _exec(loader: object, module: ModuleType, path: Path) -> None:
+    try:
+        loader.exec_module(module)  # type: ignore[attr-defined]
+    except Exception as exc:
+        sys.modules.pop(module.__name__, None)
+        raise BotLoadError(
+            f"{path.name}: importing the bot failed: {type(exc).__name__}: {exc}\n"
+            f"{_author_traceback(exc)}"
+        ) from exc
+
+
+def _author_traceback(exc: BaseException) -> str:
+    """The traceback without the loader's own frames (those before the author's code)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    here = Path(__file__).resolve()
+    importlib_dir = Path(importlib.__file__).resolve().parent
+    kept = [
+        f
+        for f in frames
+        if Path(f.filename).resolve() != here
+        and not f.filename.startswith("<frozen")
+        and Path(f.filename).resolve().parent != importlib_dir
+    ]
+    lines = ["Traceback (most recent call last):\n", *traceback.format_list(kept)]
+    lines += traceback.format_exception_only(type(exc), exc)
+    return "".join(lines).rstrip()
+
+
+def _identifier(text: str) -> str:
+    out = "".join(ch if ch.isalnum() else "_" for ch in text)
+    return out or "bot"

@@ -1,0 +1,87 @@
+"""The referee's exceptions: one tree, each error mapped to one gRPC status by the service layer.
+
+::
+
+    RefereeError
+     ├── SettingsError          (also ValueError) invalid settings at start-up (no status: exit 2)
+     ├── BindError              a listen address that cannot be bound (no status: exit 1)
+     └── RequestError           an error answered to a client, with its gRPC status name
+          ├── InvalidArgument   (also ValueError) INVALID_ARGUMENT: malformed message, bad config
+          ├── Unauthenticated   UNAUTHENTICATED: Play without a token, or an unknown token
+          ├── PermissionDenied  PERMISSION_DENIED: an admin call without the admin token
+          ├── NotFound          NOT_FOUND: unknown match, or a game not started
+          ├── AlreadyConnected  ALREADY_EXISTS: a second live stream for a seat
+          ├── MatchOver         FAILED_PRECONDITION: the match is over
+          ├── Unavailable       UNAVAILABLE: the referee is draining or full
+          └── Exhausted         RESOURCE_EXHAUSTED: a spectator too slow to follow its stream
+
+Faults of a bot (timeout, malformed or illegal decision, ...) are not exceptions here: they are
+recorded against the decision and told to the bot (see :mod:`arboretum_server.match`).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AlreadyConnected",
+    "BindError",
+    "Exhausted",
+    "InvalidArgument",
+    "MatchOver",
+    "NotFound",
+    "PermissionDenied",
+    "RefereeError",
+    "RequestError",
+    "SettingsError",
+    "Unauthenticated",
+    "Unavailable",
+]
+
+
+class RefereeError(Exception):
+    """Base class of every error the referee raises."""
+
+
+class SettingsError(RefereeError, ValueError):
+    """A setting (environment variable or flag) that is missing or out of bounds."""
+
+
+class BindError(RefereeError):
+    """A listen address that cannot be bound (port in use, bad path, ...)."""
+
+
+class RequestError(RefereeError):
+    """An error answered to a client. ``status`` is the name of a ``grpc.StatusCode``."""
+
+    status = "INTERNAL"
+
+
+class InvalidArgument(RequestError, ValueError):
+    status = "INVALID_ARGUMENT"
+
+
+class Unauthenticated(RequestError):
+    status = "UNAUTHENTICATED"
+
+
+class PermissionDenied(RequestError):
+    status = "PERMISSION_DENIED"
+
+
+class NotFound(RequestError):
+    status = "NOT_FOUND"
+
+
+class AlreadyConnected(RequestError):
+    status = "ALREADY_EXISTS"
+
+
+class MatchOver(RequestError):
+    status = "FAILED_PRECONDITION"
+
+
+class Unavailable(RequestError):
+    status = "UNAVAILABLE"
+
+
+class Exhausted(RequestError):
+    status = "RESOURCE_EXHAUSTED"

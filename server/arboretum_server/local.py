@@ -1,0 +1,736 @@
+"""``arena play``: the local runner. Real bot processes play a match on a referee on loopback.
+
+It uses the league's referee and match code and its seat rotation; only the sandbox is missing::
+
+    arena play random greedy --games 10 --seed 7
+    arena play ./mybot.py random random --games 5 --per-decision-ms 200 --bank-ms 2000
+
+**Rotations.** With P bots, ``--games N`` means N deals, each played in all P cyclic seat
+rotations, N·P games in all. Rotation r is its own match of N games (bot ``(s + r) mod P`` sits at
+seat s), played by fresh bot processes; every rotation has the same match seed, so the deals are
+the same.
+
+**Processes.** The referee runs in this process (asyncio, listening on ``127.0.0.1``, a free port).
+Each seat of each match is its own process,
+``python -m arboretum_sdk.cli bot run BOT --server ADDR``, with its seat token in the environment
+(``ARENA_TOKEN``), and its output in
+``<replays>/<match id>/bot-<seat>.log``. A bot process that exits before its match ends is reported
+to the referee as a crash (its decisions then fault with ``crash`` at once, and the referee's fault
+policy plays the rest), and the runner names it in its report. With ``--server`` the runner uses a
+referee that is already running (admin token from ``ARENA_ADMIN_TOKEN``); crashes then show as
+``disconnect`` faults.
+
+**Output.** A progress line on stderr; per bot, over all its games: wins (a shared first place
+counts as a fraction), mean score, mean rank, faults, forfeits; the replay files, one per game, at
+``<replays>/<match id>/game-<i>.json`` (default ``replays/play``). Bad input (an unknown bot, a bot
+file without a ``Bot`` class, a wrong number of bots) is an error message and exit status 2; a match
+that did not finish is exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import secrets
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from .config import Settings
+
+if TYPE_CHECKING:
+    from .server import Referee
+
+__all__ = [
+    "DEFAULT_REPLAYS",
+    "Entrant",
+    "MatchRun",
+    "PlayError",
+    "PlayOptions",
+    "PlayReport",
+    "bot_command",
+    "play",
+    "register",
+    "rotation_seats",
+    "start_local_referee",
+]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_REPLAYS = Path("replays/play")
+ADMIN_KEY = "x-arena-admin-token"
+BOT_EXIT_GRACE_S = 5.0
+"""How long bot processes get to exit by themselves after their match ended."""
+
+
+class PlayError(Exception):
+    """Bad input to ``arena play``: reported as one line, exit status 2."""
+
+
+# ----------------------------------------------------------------------------- the referee
+
+
+async def start_local_referee(listen: str = "127.0.0.1:0", **settings: Any) -> Referee:
+    """Start the referee in this process (asyncio), as ``arena play`` does; ``settings`` are
+    :class:`~arboretum_server.config.Settings` fields (``admin_token``, ``max_matches``, ...)."""
+    from .server import start_referee
+
+    return await start_referee(Settings(listen=(listen,), **settings))
+
+
+def _report_crash(referee: Referee | None, match_id: str, seat: int, reason: str) -> bool:
+    """Tell the in-process referee that a seat's process exited. False if it cannot be told (a
+    referee this runner did not start, or the match is over already)."""
+    if referee is None:
+        return False
+    try:
+        referee.report_crash(match_id, seat, reason)
+    except Exception as exc:  # the match may have ended meanwhile
+        log.debug("match %s seat %d: crash not reported: %s", match_id, seat, exc)
+        return False
+    return True
+
+
+# ----------------------------------------------------------------------------- entrants
+
+
+@dataclass(frozen=True)
+class Entrant:
+    """One of the bots named on the command line: ``index`` is its position there."""
+
+    index: int
+    spec: str
+    """What ``arena bot run`` gets: a built-in name, or an absolute path."""
+    name: str
+    """Display name: the built-in name or the file's stem; ``#k`` added to tell twins apart."""
+
+
+def resolve_entrants(specs: Sequence[str]) -> list[Entrant]:
+    """Check each bot can be loaded (in this process) and name it. Raises :class:`PlayError`."""
+    if not 2 <= len(specs) <= 4:
+        raise PlayError(f"Arboretum is played by 2, 3 or 4 players; got {len(specs)} bots")
+    try:
+        from arboretum_sdk.loader import builtin_bots, load_bot
+    except ImportError as exc:
+        raise PlayError(f"the bot SDK cannot load bots here: {exc}") from None
+    builtins = builtin_bots()
+    names: list[str] = []
+    resolved: list[str] = []
+    for spec in specs:
+        try:
+            load_bot(spec)  # built here once, so that a broken bot is an error before any match
+        except Exception as exc:  # the loader's errors, and anything the bot's module raises
+            raise PlayError(f"cannot load bot {spec!r}: {exc}") from None
+        if spec in builtins:
+            resolved.append(spec)
+            names.append(spec)
+        else:
+            path = Path(spec).resolve()
+            resolved.append(str(path))
+            names.append(path.stem if path.is_file() else path.name)
+    out = []
+    for i, (spec, name) in enumerate(zip(resolved, names, strict=True)):
+        if names.count(name) > 1:
+            name = f"{name}#{names[:i].count(name) + 1}"
+        out.append(Entrant(i, spec, name))
+    return out
+
+
+def rotation_seats(players: int, rotation: int) -> tuple[int, ...]:
+    """Which entrant sits at each seat in ``rotation``: seat s gets entrant (s + rotation) mod P."""
+    return tuple((seat + rotation) % players for seat in range(players))
+
+
+def bot_command(spec: str, address: str) -> list[str]:
+    """The command line of one bot process (its token goes in the environment)."""
+    return [sys.executable, "-m", "arboretum_sdk.cli", "bot", "run", spec, "--server", address]
+
+
+# ----------------------------------------------------------------------------- results
+
+
+@dataclass
+class EntrantTotals:
+    games: int = 0
+    wins: float = 0.0
+    points: int = 0
+    rank_sum: int = 0
+    faults: int = 0
+    forfeits: int = 0
+    crashes: int = 0
+
+
+@dataclass
+class BotProcess:
+    seat: int
+    entrant: Entrant
+    proc: subprocess.Popen[bytes]
+    log_path: Path
+    log_file: IO[bytes]
+    exit_note: str = ""
+    """Set when the process exited before its match ended."""
+
+
+@dataclass
+class MatchRun:
+    """One rotation's match, as the runner saw it."""
+
+    rotation: int
+    match_id: str = ""
+    seats: tuple[int, ...] = ()
+    status: str = ""
+    reason: str = ""
+    results: list[Any] = field(default_factory=list)
+    """``GameResult`` messages, by game index."""
+    replays: list[Path] = field(default_factory=list)
+    crashes: list[tuple[int, str]] = field(default_factory=list)
+    """(seat, what happened) for each bot process that exited before the match ended."""
+    seconds: float = 0.0
+    started: bool = False
+    """Whether the first game has started (all seats connected, or the start timeout passed)."""
+
+
+@dataclass
+class PlayReport:
+    entrants: list[Entrant]
+    games: int
+    seed: int
+    matches: list[MatchRun] = field(default_factory=list)
+    totals: list[EntrantTotals] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return all(m.status == "MATCH_STATUS_FINISHED" for m in self.matches)
+
+    def add(self, run: MatchRun) -> None:
+        self.matches.append(run)
+        for result in run.results:
+            seats = list(result.seats)
+            firsts = [s for s in seats if s.rank == 1]
+            for s in seats:
+                totals = self.totals[run.seats[s.seat]]
+                totals.games += 1
+                totals.points += s.total
+                totals.rank_sum += s.rank
+                totals.faults += s.faults
+                totals.forfeits += int(s.forfeited)
+                if s.rank == 1:
+                    totals.wins += 1.0 / len(firsts)
+
+    def format(self) -> str:
+        played = sum(len(m.results) for m in self.matches)
+        lines = [
+            f"{played} games ({self.games} deals x {len(self.matches)} seat rotations), "
+            f"seed {self.seed}, {self.seconds:.1f} s",
+            "",
+            f"{'bot':<24} {'games':>5} {'wins':>7} {'win %':>6} {'mean score':>10} "
+            f"{'mean rank':>9} {'faults':>6} {'forfeits':>8} {'crashes':>7}",
+        ]
+        for entrant, t in zip(self.entrants, self.totals, strict=True):
+            n = max(t.games, 1)
+            lines.append(
+                f"{entrant.name:<24} {t.games:>5} {t.wins:>7.2f} {100 * t.wins / n:>5.1f}% "
+                f"{t.points / n:>10.2f} {t.rank_sum / n:>9.2f} {t.faults:>6} {t.forfeits:>8} "
+                f"{t.crashes:>7}"
+            )
+        problems = [note for m in self.matches for _, note in m.crashes]
+        problems += [
+            f"match {m.match_id}: {m.status} {m.reason}".rstrip()
+            for m in self.matches
+            if m.status != "MATCH_STATUS_FINISHED"
+        ]
+        if problems:
+            lines += ["", *problems]
+        replays = [m for m in self.matches if m.replays]
+        if replays:
+            lines += ["", "replays:"]
+            lines += [f"  {m.replays[0].parent}/ ({len(m.replays)} games)" for m in replays]
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "games": self.games,
+            "seconds": round(self.seconds, 3),
+            "ok": self.ok,
+            "bots": [
+                {
+                    "bot": e.name,
+                    "spec": e.spec,
+                    "games": t.games,
+                    "wins": t.wins,
+                    "mean_score": t.points / max(t.games, 1),
+                    "mean_rank": t.rank_sum / max(t.games, 1),
+                    "faults": t.faults,
+                    "forfeits": t.forfeits,
+                    "crashes": t.crashes,
+                }
+                for e, t in zip(self.entrants, self.totals, strict=True)
+            ],
+            "matches": [
+                {
+                    "rotation": m.rotation,
+                    "match_id": m.match_id,
+                    "seats": [self.entrants[i].name for i in m.seats],
+                    "status": m.status,
+                    "reason": m.reason,
+                    "games": len(m.results),
+                    "replays": [str(p) for p in m.replays],
+                    "crashes": [{"seat": seat, "note": note} for seat, note in m.crashes],
+                    "seconds": round(m.seconds, 3),
+                }
+                for m in self.matches
+            ],
+        }
+
+
+# ----------------------------------------------------------------------------- progress
+
+
+class Progress:
+    """One line on stderr, redrawn in place on a terminal; a line per finished match otherwise."""
+
+    def __init__(self, total_games: int, enabled: bool = True) -> None:
+        self.total = total_games
+        self.done = 0
+        self.enabled = enabled
+        self.tty = enabled and sys.stderr.isatty()
+        self.started = time.monotonic()
+        self.label = ""
+
+    def update(self, label: str | None = None, games: int = 0) -> None:
+        if label is not None:
+            self.label = label
+        self.done += games
+        if not self.tty:
+            return
+        width = 30
+        filled = width * self.done // max(self.total, 1)
+        bar = "#" * filled + "." * (width - filled)
+        rate = self.done / max(time.monotonic() - self.started, 1e-9)
+        sys.stderr.write(
+            f"\r[{bar}] {self.done}/{self.total} games  {rate:5.1f}/s  {self.label}\x1b[K"
+        )
+        sys.stderr.flush()
+
+    def line(self, text: str) -> None:
+        if not self.enabled:
+            return
+        if self.tty:
+            sys.stderr.write("\r\x1b[K")
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+        self.update()
+
+    def close(self) -> None:
+        if self.tty:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+# ----------------------------------------------------------------------------- the runner
+
+
+@dataclass(frozen=True)
+class PlayOptions:
+    specs: tuple[str, ...]
+    games: int
+    seed: int
+    replays: Path = DEFAULT_REPLAYS
+    per_decision_ms: int | None = None
+    bank_ms: int | None = None
+    faults_to_forfeit: int | None = None
+    start_timeout_ms: int = 30000
+    server: str | None = None
+    """Use this running referee instead of starting one (admin token: ``admin_token``)."""
+    admin_token: str | None = None
+    progress: bool = True
+
+
+async def play(options: PlayOptions) -> PlayReport:
+    """Play every rotation and return the report. Raises :class:`PlayError` on bad input."""
+    import grpc
+
+    entrants = resolve_entrants(options.specs)
+    players = len(entrants)
+    report = PlayReport(entrants, options.games, options.seed)
+    report.totals = [EntrantTotals() for _ in entrants]
+    referee: Referee | None = None
+    started = time.monotonic()
+    if options.server is None:
+        referee = await start_local_referee(
+            "127.0.0.1:0",
+            admin_token=secrets.token_urlsafe(24),
+            max_games=max(options.games, 1000),
+            keep_finished=players,
+        )
+        address, admin_token = referee.address, referee.admin_token
+    else:
+        if not options.admin_token:
+            raise PlayError("--server needs the referee's admin token in ARENA_ADMIN_TOKEN")
+        address, admin_token = options.server, options.admin_token
+    progress = Progress(options.games * players, options.progress)
+    reapers: list[asyncio.Task[None]] = []
+    live: list[BotProcess] = []
+    try:
+        async with grpc.aio.insecure_channel(address) as channel:
+            for rotation in range(players):
+                run = MatchRun(rotation, seats=rotation_seats(players, rotation))
+                names = " vs ".join(entrants[i].name for i in run.seats)
+                progress.update(f"match {rotation + 1}/{players}: {names}")
+                await _play_match(
+                    channel,
+                    referee,
+                    address,
+                    admin_token,
+                    options,
+                    entrants,
+                    run,
+                    progress,
+                    reapers,
+                    live,
+                )
+                report.add(run)
+                for seat, _ in run.crashes:
+                    report.totals[run.seats[seat]].crashes += 1
+                status = run.status.removeprefix("MATCH_STATUS_").lower()
+                progress.line(
+                    f"match {rotation + 1}/{players} ({names}): {status}, "
+                    f"{len(run.results)} games, {run.seconds:.1f} s, id {run.match_id}"
+                )
+    except BaseException:
+        # Interrupted or failed: stop every bot process now rather than wait for it to exit.
+        for bot in live:
+            if bot.proc.poll() is None:
+                bot.proc.terminate()
+        raise
+    finally:
+        progress.close()
+        await asyncio.gather(*reapers)
+        if referee is not None:
+            await referee.stop(1.0)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+async def _play_match(
+    channel: Any,
+    referee: Referee | None,
+    address: str,
+    admin_token: str,
+    options: PlayOptions,
+    entrants: list[Entrant],
+    run: MatchRun,
+    progress: Progress,
+    reapers: list[asyncio.Task[None]],
+    live: list[BotProcess],
+) -> None:
+    """Play one rotation's match with fresh bot processes. The processes are left to exit (and then
+    stopped) by a task added to ``reapers``, so the next match need not wait for them."""
+    import grpc
+
+    from arboretum_proto.v1 import common_pb2, match_pb2, match_pb2_grpc
+
+    stub = match_pb2_grpc.MatchServiceStub(channel)
+    players = len(entrants)
+    config = match_pb2.MatchConfig(
+        player_count=players,
+        match_seed=options.seed,
+        game_count=options.games,
+        seat_names=[entrants[i].name for i in run.seats],
+        start_timeout_ms=options.start_timeout_ms,
+    )
+    if options.per_decision_ms is not None or options.bank_ms is not None:
+        config.time_control.CopyFrom(
+            common_pb2.TimeControl(
+                per_decision_ms=1000
+                if options.per_decision_ms is None
+                else options.per_decision_ms,
+                bank_ms=10000 if options.bank_ms is None else options.bank_ms,
+            )
+        )
+    if options.faults_to_forfeit is not None:
+        config.fault_policy.faults_to_forfeit = options.faults_to_forfeit
+    try:
+        created = await stub.CreateMatch(
+            match_pb2.CreateMatchRequest(protocol_version=1, config=config),
+            metadata=((ADMIN_KEY, admin_token),),
+        )
+    except grpc.aio.AioRpcError as exc:
+        if exc.code() == grpc.StatusCode.INVALID_ARGUMENT:
+            raise PlayError(f"the referee refused the match: {exc.details()}") from None
+        raise
+    run.match_id = created.match_id
+    started = time.monotonic()
+    directory = options.replays / run.match_id
+    directory.mkdir(parents=True, exist_ok=True)
+    watch = stub.WatchMatch(match_pb2.WatchMatchRequest(protocol_version=1, match_id=run.match_id))
+    bots: list[BotProcess] = []
+    ended = asyncio.Event()
+    try:
+        for token in created.seat_tokens:
+            entrant = entrants[run.seats[token.seat]]
+            log_path = directory / f"bot-{token.seat}.log"
+            log_file = log_path.open("wb")
+            env = dict(os.environ, ARENA_TOKEN=token.token)
+            proc = subprocess.Popen(
+                bot_command(entrant.spec, address),
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+            )
+            bots.append(BotProcess(token.seat, entrant, proc, log_path, log_file))
+            live.append(bots[-1])
+        monitor = asyncio.create_task(_monitor(bots, referee, run, ended))
+        try:
+            await _follow(watch, run, progress)
+        except grpc.aio.AioRpcError as exc:
+            log.warning("match %s: the watch stream failed (%s); polling", run.match_id, exc.code())
+            await _poll(stub, run)
+        finally:
+            ended.set()
+            await monitor
+        run.seconds = time.monotonic() - started
+        await _fetch_replays(stub, run, directory)
+    finally:
+        watch.cancel()
+        reapers.append(asyncio.create_task(_reap(bots)))
+
+
+async def _follow(watch: Any, run: MatchRun, progress: Progress) -> None:
+    """Read the spectator stream to the match's end: progress, and the results."""
+    from arboretum_proto.v1 import common_pb2
+
+    async for message in watch:
+        kind = message.WhichOneof("kind")
+        if kind == "game_start":
+            run.started = True
+        elif kind == "game_end":
+            run.results.append(message.game_end)
+            progress.update(games=1)
+        elif kind == "match":
+            run.results.extend(message.match.results)
+        elif kind == "match_end":
+            run.status = common_pb2.MatchStatus.Name(message.match_end.status)
+            run.reason = message.match_end.reason
+            return
+    raise RuntimeError("the spectator stream ended before the match did")
+
+
+async def _poll(stub: Any, run: MatchRun) -> None:
+    from arboretum_proto.v1 import common_pb2, match_pb2
+
+    over = (
+        common_pb2.MATCH_STATUS_FINISHED,
+        common_pb2.MATCH_STATUS_CANCELLED,
+        common_pb2.MATCH_STATUS_FAILED,
+    )
+    while True:
+        reply = await stub.GetMatch(
+            match_pb2.GetMatchRequest(protocol_version=1, match_id=run.match_id)
+        )
+        if reply.match.status in over:
+            run.results = list(reply.match.results)
+            run.status = common_pb2.MatchStatus.Name(reply.match.status)
+            run.reason = reply.match.reason
+            return
+        await asyncio.sleep(0.25)
+
+
+async def _monitor(
+    bots: list[BotProcess], referee: Referee | None, run: MatchRun, ended: asyncio.Event
+) -> None:
+    """Watch the bot processes until the match ends; report any that exits early."""
+    alive = list(bots)
+    while alive and not ended.is_set():
+        for bot in list(alive):
+            code = bot.proc.poll()
+            if code is None:
+                continue
+            alive.remove(bot)
+            if ended.is_set():
+                break
+            when = f"during game {len(run.results)}" if run.started else "before the match started"
+            reason = f"the bot process exited with status {code}"
+            bot.exit_note = (
+                f"match {run.match_id}: seat {bot.seat} ({bot.entrant.name}) exited with "
+                f"status {code} {when}; see {bot.log_path}"
+            )
+            run.crashes.append((bot.seat, bot.exit_note))
+            if referee is not None:
+                _report_crash(referee, run.match_id, bot.seat, reason)
+            log.debug("%s", bot.exit_note)
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(ended.wait(), 0.05)
+
+
+async def _fetch_replays(stub: Any, run: MatchRun, directory: Path) -> None:
+    import grpc
+
+    from arboretum_proto.v1 import match_pb2
+
+    for result in run.results:
+        index = result.game_index
+        try:
+            reply = await stub.GetReplay(
+                match_pb2.GetReplayRequest(
+                    protocol_version=1, match_id=run.match_id, game_index=index
+                )
+            )
+        except grpc.aio.AioRpcError as exc:
+            log.error("match %s game %d: no replay: %s", run.match_id, index, exc.details())
+            continue
+        path = directory / f"game-{index}.json"
+        text = reply.replay_json
+        with contextlib.suppress(ValueError):
+            text = json.dumps(json.loads(text), indent=1)
+        path.write_text(text + "\n")
+        run.replays.append(path)
+
+
+async def _reap(bots: list[BotProcess]) -> None:
+    """Give the bots time to exit after their match end, then stop them."""
+    deadline = time.monotonic() + BOT_EXIT_GRACE_S
+    for bot in bots:
+        while bot.proc.poll() is None and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+    for bot in bots:
+        if bot.proc.poll() is None:
+            bot.proc.terminate()
+    for bot in bots:
+        try:
+            await asyncio.to_thread(bot.proc.wait, 3.0)
+        except subprocess.TimeoutExpired:
+            bot.proc.kill()
+            await asyncio.to_thread(bot.proc.wait)
+        bot.log_file.close()
+
+
+# ----------------------------------------------------------------------------- the command
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer seed: {text!r}") from None
+    if not 0 <= value < 1 << 64:
+        raise argparse.ArgumentTypeError("a seed is an integer from 0 to 2**64-1")
+    return value
+
+
+def register(subparsers: Any, groups: Any = None) -> argparse.ArgumentParser:
+    """Add ``arena play`` to the ``arena`` command's subparsers."""
+    p = subparsers.add_parser(
+        "play",
+        help="play a local match between bots (real processes, a referee on loopback)",
+        description=__doc__.split("\n\n", 2)[2] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "bots", nargs="+", metavar="BOT", help="2 to 4 bots: a built-in name or a .py file/folder"
+    )
+    p.add_argument(
+        "--games",
+        type=_positive,
+        default=1,
+        help="deals, each played in every seat rotation (default 1)",
+    )
+    p.add_argument("--seed", type=_seed, help="match seed (default: a random one, printed)")
+    p.add_argument(
+        "--replays",
+        type=Path,
+        default=DEFAULT_REPLAYS,
+        metavar="DIR",
+        help=f"replay directory (default {DEFAULT_REPLAYS})",
+    )
+    p.add_argument(
+        "--per-decision-ms",
+        type=_positive,
+        metavar="L",
+        help="free time per decision (default 1000)",
+    )
+    p.add_argument(
+        "--bank-ms", type=_non_negative, metavar="B", help="bank per seat per game (default 10000)"
+    )
+    p.add_argument(
+        "--faults-to-forfeit",
+        type=_positive,
+        metavar="N",
+        help="faults that forfeit a game (default 3)",
+    )
+    p.add_argument(
+        "--start-timeout-ms",
+        type=_positive,
+        default=30000,
+        metavar="MS",
+        help="how long a match waits for its bot processes to connect (default 30000)",
+    )
+    p.add_argument(
+        "--server",
+        metavar="ADDR",
+        help="use this running referee (admin token in ARENA_ADMIN_TOKEN) instead of starting one",
+    )
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(handler=cmd_play)
+    return p  # type: ignore[no-any-return]
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    options = PlayOptions(
+        specs=tuple(args.bots),
+        games=args.games,
+        seed=args.seed if args.seed is not None else secrets.randbits(64),
+        replays=args.replays,
+        per_decision_ms=args.per_decision_ms,
+        bank_ms=args.bank_ms,
+        faults_to_forfeit=args.faults_to_forfeit,
+        start_timeout_ms=args.start_timeout_ms,
+        server=args.server,
+        admin_token=os.environ.get("ARENA_ADMIN_TOKEN"),
+        progress=not args.quiet,
+    )
+    if not getattr(args, "verbose", False):
+        # The referee logs every match at INFO; the runner's own report is enough here.
+        logging.getLogger("arboretum_server").setLevel(logging.WARNING)
+    try:
+        report = asyncio.run(play(options))
+    except PlayError as exc:
+        print(f"arena play: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(report.to_json(), indent=1))
+    else:
+        print(report.format())
+    return 0 if report.ok else 1

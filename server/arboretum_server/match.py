@@ -1,0 +1,868 @@
+"""The match loop: a series of games between seats, transport-agnostic.
+
+A :class:`Match` owns the engine state of its game in progress. It talks to seats only through
+:class:`~arboretum_server.seats.SeatStream` outboxes (messages out) and :meth:`Match.receive`
+(answers in), and to spectators through :class:`Watcher` queues, so it knows nothing of gRPC.
+Every message it sends is built from engine state; nothing a bot sends is forwarded.
+
+For each decision the loop numbers it, starts the seat's clock, sends the request (if the seat has
+a stream) and waits for the first of: an answer for that number, the clock running out, a crash
+report. Then:
+
+- an answer in time that the engine accepts is applied (the bank is charged beyond L);
+- an answer that is not a well-formed decision of the asked kind is a ``malformed`` fault, one the
+  engine refuses an ``illegal`` fault (``IllegalDecisionError`` names the rule);
+- the clock running out is a ``timeout`` fault if the seat had a stream then, else a ``disconnect``;
+- a crash report (only a runner that launched the bot process can make one, see
+  :meth:`Match.report_crash`) is a ``crash`` fault, at once, for every decision while the process
+  is gone.
+
+On a fault the engine's fallback decision is applied and recorded with ``fault={kind, reason}``,
+the seat is told (``FaultNotice``), and at its N-th fault in a game the seat forfeits: the fallback
+plays its remaining decisions (recorded with fault kind ``forfeited``) and it ranks last. A
+disconnect is not a fault in itself; answers for a decision that is not pending are dropped and
+noted as ``stale``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from arboretum import (
+    Card,
+    Cell,
+    Decision,
+    DecisionKind,
+    Draw,
+    GameState,
+    IllegalDecisionError,
+    NotationError,
+    Play,
+    ReplayRecorder,
+    Species,
+    derive_game_seed,
+)
+
+from .clock import SeatClock, TimeControl, check_time_control
+from .errors import AlreadyConnected, MatchOver
+from .messages import (
+    Board,
+    ClockState,
+    DecisionPending,
+    DecisionRequest,
+    Discard,
+    EventBody,
+    Fault,
+    FaultKind,
+    FaultNotice,
+    FaultPolicy,
+    Forfeit,
+    GameEnd,
+    GameOutcome,
+    GameSetup,
+    GameStart,
+    LoggedEvent,
+    MatchEnd,
+    MatchInfo,
+    MatchStart,
+    MatchStatus,
+    MatchSummary,
+    Place,
+    SeatConnection,
+    SeatPublic,
+    SeatSummary,
+    SecondDrawSkipped,
+    View,
+    WatchGameStart,
+    WatchMessage,
+    is_over,
+)
+from .messages import Draw as DrawEvent
+from .replays import ReplayStore, partial_document
+from .seats import (
+    Answer,
+    Inbound,
+    InvalidMessage,
+    MalformedAnswer,
+    SeatSession,
+    SeatStream,
+    StreamEnd,
+)
+
+__all__ = ["Match", "MatchConfig", "Watcher"]
+
+log = logging.getLogger(__name__)
+
+WATCHER_QUEUE_LIMIT = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class MatchConfig:
+    """Everything that defines a match. ``match_seed`` is always set on a created match."""
+
+    players: int
+    match_seed: int
+    game_count: int = 1
+    species: tuple[Species, ...] | None = None
+    time_control: TimeControl = field(default_factory=TimeControl)
+    fault_policy: FaultPolicy = field(default_factory=FaultPolicy)
+    seat_names: tuple[str, ...] = ()
+    start_timeout_ms: int = 60000
+
+    def __post_init__(self) -> None:
+        if self.players not in (2, 3, 4):
+            raise ValueError(f"a match has 2, 3 or 4 seats, not {self.players}")
+        if self.game_count < 1:
+            raise ValueError(f"a match has at least 1 game, not {self.game_count}")
+        if not 0 <= self.match_seed < 1 << 64:
+            raise ValueError("a match seed is an integer from 0 to 2**64-1")
+        if not self.seat_names:
+            object.__setattr__(self, "seat_names", tuple(f"seat {i}" for i in range(self.players)))
+        if len(self.seat_names) != self.players:
+            raise ValueError(f"{self.players} seats need {self.players} names")
+        if self.start_timeout_ms < 1:
+            raise ValueError("start_timeout_ms must be > 0")
+        check_time_control(self.time_control)
+        if self.fault_policy.faults_to_forfeit < 1:
+            raise ValueError("faults_to_forfeit must be >= 1")
+        if self.species is not None and len(set(self.species)) != len(self.species):
+            raise ValueError("the species must be distinct")
+
+
+# ----------------------------------------------------------------------------- outcomes
+
+
+@dataclass(frozen=True, slots=True)
+class _Answered:
+    inbound: Answer | MalformedAnswer | InvalidMessage
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class _TimedOut:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class _Crashed:
+    reason: str
+
+
+_Outcome = _Answered | _TimedOut | _Crashed
+
+
+@dataclass(slots=True)
+class _Pending:
+    number: int
+    kind: DecisionKind
+    seat: int
+    sent_at: float
+    budget_ms: int
+    bank_before_ms: int
+    future: asyncio.Future[_Outcome]
+
+
+class _Game:
+    """The game in progress."""
+
+    def __init__(self, match: Match, index: int) -> None:
+        config = match.config
+        self.index = index
+        self.seed = derive_game_seed(config.match_seed, index)
+        self.state = GameState.new(config.players, self.seed, config.species)
+        tc = config.time_control
+        self.recorder = ReplayRecorder(
+            self.state,
+            match_id=match.match_id,
+            seats=config.seat_names,
+            game_index=index,
+            extra={
+                "time_control": {"per_decision_ms": tc.per_decision_ms, "bank_ms": tc.bank_ms},
+                "fault_policy": {"faults_to_forfeit": config.fault_policy.faults_to_forfeit},
+            },
+        )
+        self.clocks = [SeatClock(tc) for _ in range(config.players)]
+        self.faults = [0] * config.players
+        self.events: list[LoggedEvent] = []
+        self.pending: _Pending | None = None
+        self._public: list[SeatPublic | None] = [None] * config.players
+        """Each seat's public state as last built; ``None`` once it may have changed."""
+        self._arboretums: list[tuple[tuple[Card, Cell], ...] | None] = [None] * config.players
+        """Each seat's arboretum as last built; ``None`` once the seat played a card."""
+        self.setup = GameSetup(
+            game_index=index,
+            game_count=config.game_count,
+            players=config.players,
+            species=self.state.species,
+            time_control=tc,
+            fault_policy=config.fault_policy,
+            seat_names=config.seat_names,
+        )
+
+    def changed(self, seat: int | None = None, *, played: bool = False) -> None:
+        """The public state of ``seat`` (``None``: of every seat) may have changed; ``played``: the
+        seat placed a card in its arboretum."""
+        if seat is None:
+            self._public = [None] * len(self._public)
+            self._arboretums = [None] * len(self._arboretums)
+        else:
+            self._public[seat] = None
+            if played:
+                self._arboretums[seat] = None
+
+    def _seat_public(self, s: int) -> SeatPublic:
+        state = self.state
+        arboretum = self._arboretums[s]
+        if arboretum is None:
+            arboretum = tuple((card, cell) for cell, card in state.arboretum(s).items())
+            self._arboretums[s] = arboretum
+        public = SeatPublic(
+            seat=s,
+            arboretum=arboretum,
+            discard_pile=state.discard_pile(s),
+            hand_size=state.hand_sizes()[s],
+            known_hand_cards=state.known_cards(s),
+            bank_left_ms=self.clocks[s].bank_left_ms,
+            faults=self.faults[s],
+            forfeited=state.forfeited[s],
+        )
+        self._public[s] = public
+        return public
+
+    def board(self) -> Board:
+        """The public state. A seat's part is rebuilt only when it may have changed (see
+        :meth:`changed`): between two decisions most seats' parts stay the same objects."""
+        state = self.state
+        return Board(
+            game_index=self.index,
+            turn_number=state.turn + 1,
+            current_seat=state.current_seat,
+            deck_size=state.deck_size,
+            seats=tuple(p or self._seat_public(s) for s, p in enumerate(self._public)),
+        )
+
+    def view(self, seat: int) -> View:
+        return View(seat=seat, hand=self.state.hand(seat), board=self.board())
+
+    def events_for(self, viewer: int | None, since: int = 0) -> tuple[LoggedEvent, ...]:
+        return tuple(e.seen_by(viewer) for e in self.events[since:])
+
+
+class Watcher:
+    """A spectator's subscription: a queue of public messages, ``None`` at the end."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[WatchMessage | None] = asyncio.Queue()
+        self.overflowed = False
+        self.closed = False
+
+    def put(self, message: WatchMessage | None) -> None:
+        if self.closed:
+            return
+        if message is not None and self.queue.qsize() >= WATCHER_QUEUE_LIMIT:
+            self.overflowed = True
+            message = None
+        if message is None:
+            self.closed = True
+        self.queue.put_nowait(message)
+
+
+class Match:
+    """One match: its seats, its games and its spectators. Start it with :meth:`start`."""
+
+    def __init__(
+        self,
+        match_id: str,
+        config: MatchConfig,
+        tokens: list[str],
+        *,
+        store: ReplayStore | None = None,
+        max_duration_s: float = 4 * 3600.0,
+        on_end: Callable[[Match], None] | None = None,
+    ) -> None:
+        self.match_id = match_id
+        self.config = config
+        self.seats = [
+            SeatSession(i, config.seat_names[i], tokens[i]) for i in range(config.players)
+        ]
+        self.status = MatchStatus.WAITING
+        self.reason = ""
+        self.created_unix_ms = int(time.time() * 1000)
+        self.outcomes: list[GameOutcome] = []
+        self.replays: dict[int, dict[str, Any]] = {}
+        self.partial_replays: dict[int, dict[str, Any]] = {}
+        self.store = store or ReplayStore(None)
+        self.max_duration_s = max_duration_s
+        self._on_end = on_end
+        self._game: _Game | None = None
+        self._watchers: set[Watcher] = set()
+        self._numbers = 0
+        self._all_connected = asyncio.Event()
+        self._stop_after_game: str | None = None
+        self._cancel_reason: str | None = None
+        self._task: asyncio.Task[None] | None = None
+        self.done = asyncio.Event()
+
+    # ------------------------------------------------------------------ life cycle
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=f"match {self.match_id}")
+
+    def cancel(self, reason: str) -> None:
+        """Stop the match now (the game in progress has no result)."""
+        if is_over(self.status) or self._cancel_reason is not None:
+            return
+        self._cancel_reason = reason or "cancelled"
+        if self._task is not None:
+            self._task.cancel()
+
+    def stop_after_game(self, reason: str) -> None:
+        """Let the game in progress finish, then stop (draining). A waiting match stops now."""
+        if self.status is MatchStatus.WAITING:
+            self.cancel(reason)
+        elif self._stop_after_game is None:
+            self._stop_after_game = reason
+
+    @property
+    def game_in_progress(self) -> int | None:
+        return None if self._game is None else self._game.index
+
+    async def _run(self) -> None:
+        try:
+            async with asyncio.timeout(self.max_duration_s):
+                await self._wait_for_seats()
+                self.status = MatchStatus.RUNNING
+                log.info("match %s: running (%d games)", self.match_id, self.config.game_count)
+                for index in range(self.config.game_count):
+                    if self._stop_after_game is not None:
+                        raise _Stopped(self._stop_after_game)
+                    await self._play_game(index)
+            self.status = MatchStatus.FINISHED
+            await self._reveal_match_seed()
+        except _Stopped as stop:
+            self.status, self.reason = MatchStatus.CANCELLED, stop.reason
+        except asyncio.CancelledError:
+            self.status = MatchStatus.CANCELLED
+            self.reason = self._cancel_reason or "cancelled"
+            await self._stop_game(self.reason)
+            if self._cancel_reason is None:
+                self._finish()
+                raise
+        except TimeoutError:
+            self.status = MatchStatus.CANCELLED
+            self.reason = f"the match exceeded the referee's limit of {self.max_duration_s:g} s"
+            await self._stop_game(self.reason)
+        except Exception as exc:
+            log.exception("match %s: internal error", self.match_id)
+            self.status, self.reason = MatchStatus.FAILED, f"internal error: {type(exc).__name__}"
+            with contextlib.suppress(Exception):
+                await self._stop_game(self.reason)
+        self._finish()
+
+    def _finish(self) -> None:
+        if self.done.is_set():
+            return
+        log.info("match %s: %s %s", self.match_id, self.status.value, self.reason)
+        end = self.end_message()
+        for session in self.seats:
+            if session.stream is not None:
+                session.stream.send(end)
+                session.stream.end()
+        self._publish(end)
+        for watcher in list(self._watchers):
+            watcher.put(None)
+        self._watchers.clear()
+        self.done.set()
+        if self._on_end is not None:
+            self._on_end(self)
+
+    async def _wait_for_seats(self) -> None:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.config.start_timeout_ms / 1000):
+                await self._all_connected.wait()
+        absent = [s.seat for s in self.seats if not s.connected]
+        if absent:
+            log.info("match %s: starting without seats %s", self.match_id, absent)
+
+    async def _stop_game(self, reason: str) -> None:
+        game = self._game
+        if game is None:
+            return
+        self._game = None
+        if game.pending is not None and not game.pending.future.done():
+            game.pending.future.cancel()
+        game.recorder.note(game.state.current_seat, "stopped", reason)
+        doc = partial_document(game.recorder, reason)
+        self.partial_replays[game.index] = doc
+        await self.store.write(self.match_id, game.index, doc, partial=True)
+
+    async def _reveal_match_seed(self) -> None:
+        for index, doc in sorted(self.replays.items()):
+            doc["match_seed"] = str(self.config.match_seed)
+            await self.store.write(self.match_id, index, doc)
+
+    # ------------------------------------------------------------------ seats
+
+    def connect(self, seat: int) -> SeatStream:
+        """Attach a new stream to ``seat`` and queue the messages that bring it up to date."""
+        if is_over(self.status):
+            raise MatchOver(f"match {self.match_id} is over ({self.status.value})")
+        session = self.seats[seat]
+        if session.stream is not None:
+            raise AlreadyConnected(
+                f"seat {seat} of match {self.match_id} already has a live stream"
+            )
+        stream = SeatStream(seat)
+        resumed = session.ever_connected
+        session.stream = stream
+        session.ever_connected = True
+        session.crashed = None
+        config = self.config
+        stream.send(
+            MatchStart(
+                match_id=self.match_id,
+                seat=seat,
+                players=config.players,
+                game_count=config.game_count,
+                seat_names=config.seat_names,
+                time_control=config.time_control,
+                fault_policy=config.fault_policy,
+                resumed=resumed,
+            )
+        )
+        game = self._game
+        if game is not None:
+            stream.cursor_game, stream.cursor = game.index, len(game.events)
+            stream.send(
+                GameStart(game.setup, seat, game.view(seat), game.events_for(seat), resumed=True)
+            )
+            pending = game.pending
+            if pending is not None and pending.seat == seat and not pending.future.done():
+                stream.send(self._request(game, pending))
+            self._note(seat, "reconnect" if resumed else "connect", "the seat opened a stream")
+        log.info(
+            "match %s seat %d: connected%s", self.match_id, seat, " (resumed)" if resumed else ""
+        )
+        self._check_arrived()
+        return stream
+
+    def _check_arrived(self) -> None:
+        """Start the match once every seat has connected or has been reported crashed."""
+        if all(s.ever_connected or s.crashed is not None for s in self.seats):
+            self._all_connected.set()
+
+    def disconnect(self, seat: int, stream: SeatStream, reason: str) -> None:
+        """The stream ended (for ``reason``); the seat stays in the match and may reconnect."""
+        stream.closed = True
+        session = self.seats[seat]
+        if session.stream is not stream:
+            return
+        session.stream = None
+        session.last_disconnect = reason
+        if not is_over(self.status):
+            log.info("match %s seat %d: disconnected: %s", self.match_id, seat, reason)
+            self._note(seat, "disconnect", reason)
+
+    def report_crash(self, seat: int, reason: str) -> None:
+        """A runner that launched the seat's bot process reports that it exited.
+
+        Until the seat reconnects, each of its decisions faults with ``crash`` at once. A seat that
+        never connected counts as arrived: the match does not wait the start timeout for it.
+        """
+        session = self.seats[seat]
+        session.crashed = reason or "the bot process exited"
+        log.info("match %s seat %d: crash reported: %s", self.match_id, seat, session.crashed)
+        if self.status is MatchStatus.WAITING:
+            self._check_arrived()
+        game = self._game
+        pending = game.pending if game is not None else None
+        if pending is not None and pending.seat == seat and not pending.future.done():
+            pending.future.set_result(_Crashed(session.crashed))
+
+    def receive(self, seat: int, stream: SeatStream, inbound: Inbound) -> None:
+        """What a seat's stream sent: an answer (or not), matched against its pending decision."""
+        if self.seats[seat].stream is not stream:
+            return
+        game = self._game
+        pending = game.pending if game is not None else None
+        is_pending = pending is not None and pending.seat == seat and not pending.future.done()
+        if isinstance(inbound, InvalidMessage):
+            if is_pending and pending is not None:
+                stream.closing = StreamEnd("INVALID_ARGUMENT", inbound.reason)
+                pending.future.set_result(_Answered(inbound, asyncio.get_running_loop().time()))
+            else:
+                self._note(seat, "invalid", inbound.reason)
+                stream.end("INVALID_ARGUMENT", inbound.reason)
+            return
+        if is_pending and pending is not None and inbound.number == pending.number:
+            pending.future.set_result(_Answered(inbound, asyncio.get_running_loop().time()))
+            return
+        expected = f"decision {pending.number}" if is_pending and pending is not None else "none"
+        reason = f"answer for decision {inbound.number}, which is not pending (pending: {expected})"
+        log.debug("match %s seat %d: stale: %s", self.match_id, seat, reason)
+        self._note(seat, "stale", reason)
+
+    def _note(self, seat: int, kind: str, reason: str) -> None:
+        if self._game is not None:
+            self._game.recorder.note(seat, kind, reason)
+
+    # ------------------------------------------------------------------ spectators
+
+    def watch(self) -> Watcher:
+        watcher = Watcher()
+        watcher.put(self.info())
+        if is_over(self.status):
+            watcher.put(self.end_message())
+            watcher.put(None)
+            return watcher
+        game = self._game
+        if game is not None:
+            watcher.put(WatchGameStart(game.setup, game.board(), game.events_for(None), True))
+            if game.pending is not None and not game.pending.future.done():
+                watcher.put(self._pending_message(game, game.pending))
+        self._watchers.add(watcher)
+        return watcher
+
+    def unwatch(self, watcher: Watcher) -> None:
+        self._watchers.discard(watcher)
+        watcher.closed = True
+
+    def _publish(self, message: WatchMessage) -> None:
+        for watcher in list(self._watchers):
+            watcher.put(message)
+            if watcher.closed:
+                self._watchers.discard(watcher)
+
+    # ------------------------------------------------------------------ info
+
+    def summary(self) -> MatchSummary:
+        seats = [SeatSummary(s.seat, s.name, 0, 0, 0, 0, 0) for s in self.seats]
+        for outcome in self.outcomes:
+            for score in outcome.result.seats:
+                old = seats[score.seat]
+                seats[score.seat] = replace(
+                    old,
+                    total_points=old.total_points + score.total,
+                    first_places=old.first_places + (score.rank == 1),
+                    rank_sum=old.rank_sum + score.rank,
+                    faults=old.faults + outcome.faults[score.seat],
+                    forfeits=old.forfeits + score.forfeited,
+                )
+        return MatchSummary(len(self.outcomes), tuple(seats))
+
+    def end_message(self) -> MatchEnd:
+        summary = self.summary()
+        return MatchEnd(
+            status=self.status,
+            match_seed=self.config.match_seed if self.status is MatchStatus.FINISHED else None,
+            games_finished=summary.games_finished,
+            seats=summary.seats,
+            reason=self.reason,
+        )
+
+    def info(self, with_results: bool = True) -> MatchInfo:
+        config = self.config
+        return MatchInfo(
+            match_id=self.match_id,
+            players=config.players,
+            game_count=config.game_count,
+            match_seed=config.match_seed if self.status is MatchStatus.FINISHED else None,
+            species=config.species,
+            time_control=config.time_control,
+            fault_policy=config.fault_policy,
+            seat_names=config.seat_names,
+            start_timeout_ms=config.start_timeout_ms,
+            status=self.status,
+            current_game_index=self.game_in_progress,
+            results=tuple(self.outcomes) if with_results else (),
+            summary=self.summary(),
+            seats=tuple(SeatConnection(s.seat, s.name, s.connected) for s in self.seats),
+            created_unix_ms=self.created_unix_ms,
+            reason=self.reason,
+        )
+
+    def replay(self, game_index: int) -> tuple[dict[str, Any], bool] | None:
+        """The replay of a game and whether it is complete; None for a game not started."""
+        if game_index in self.replays:
+            return self.replays[game_index], True
+        game = self._game
+        if game is not None and game.index == game_index:
+            return partial_document(game.recorder), False
+        if game_index in self.partial_replays:
+            return self.partial_replays[game_index], False
+        return None
+
+    # ------------------------------------------------------------------ games
+
+    async def _play_game(self, index: int) -> None:
+        game = _Game(self, index)
+        self._game = game
+        log.info("match %s: game %d starts", self.match_id, index)
+        for session in self.seats:
+            stream = session.stream
+            if stream is not None:
+                stream.cursor_game, stream.cursor = index, 0
+                stream.send(GameStart(game.setup, session.seat, game.view(session.seat), (), False))
+        self._publish(WatchGameStart(game.setup, game.board(), (), False))
+        state = game.state
+        while not state.is_over:
+            await self._decide(game, state.current_seat)
+        result = state.result()
+        outcome = GameOutcome(
+            game_index=index,
+            seed=game.seed,
+            species=state.species,
+            result=result,
+            seat_names=self.config.seat_names,
+            faults=tuple(game.faults),
+            final_board=game.board(),
+            turns=state.turn + 1,
+        )
+        doc = game.recorder.to_json()
+        self.replays[index] = doc
+        self.outcomes.append(outcome)
+        self._game = None
+        for session in self.seats:
+            stream = session.stream
+            if stream is not None:
+                stream.send(GameEnd(outcome, self._events_since(game, stream)))
+        self._publish(outcome)
+        log.info("match %s: game %d over, totals %s", self.match_id, index, list(result.totals))
+        await self.store.write(self.match_id, index, doc)
+
+    def _events_since(self, game: _Game, stream: SeatStream) -> tuple[LoggedEvent, ...]:
+        since = stream.cursor if stream.cursor_game == game.index else 0
+        stream.cursor_game, stream.cursor = game.index, len(game.events)
+        return game.events_for(stream.seat, since)
+
+    def _emit(self, game: _Game, seat: int, turn_number: int, body: EventBody) -> None:
+        event = LoggedEvent(len(game.events), turn_number, seat, body)
+        game.events.append(event)
+        if self._watchers:
+            self._publish(event.seen_by(None))
+
+    def _apply(
+        self,
+        game: _Game,
+        seat: int,
+        decision: Decision,
+        *,
+        ms: float | None,
+        fault: dict[str, str] | None = None,
+    ) -> None:
+        """Apply (validated, recorded) and log the public events; raises the engine's errors."""
+        state = game.state
+        kind = state.decision_kind
+        turn_number = state.turn + 1
+        card = game.recorder.apply(decision, ms=ms, fault=fault)
+        game.changed(seat, played=not isinstance(decision, Draw))
+        if isinstance(decision, Draw):
+            if decision.source >= 0:
+                game.changed(decision.source)
+            self._emit(game, seat, turn_number, DrawEvent(kind, decision.source, card))
+            if kind is DecisionKind.FIRST_DRAW and state.decision_kind is DecisionKind.PLAY:
+                self._emit(game, seat, turn_number, SecondDrawSkipped())
+        else:
+            self._emit(game, seat, turn_number, Place(decision.card, decision.cell))
+            if decision.discard is not None:
+                self._emit(game, seat, turn_number, Discard(decision.discard))
+
+    def _request(self, game: _Game, pending: _Pending) -> DecisionRequest:
+        seat = pending.seat
+        stream = self.seats[seat].stream
+        assert stream is not None
+        legal = game.state.legal_decisions()
+        loop = asyncio.get_running_loop()
+        elapsed = max(0, int((loop.time() - pending.sent_at) * 1000))
+        return DecisionRequest(
+            number=pending.number,
+            kind=pending.kind,
+            game_index=game.index,
+            view=game.view(seat),
+            events=self._events_since(game, stream),
+            clock=ClockState(game.clocks[seat].per_decision_ms, pending.bank_before_ms, elapsed),
+            discard_required=pending.kind is DecisionKind.PLAY and game.state.discard_required,
+            legal_sources=tuple(legal.sources),
+            legal_cells=legal.cell_options() if pending.kind is DecisionKind.PLAY else (),
+        )
+
+    def _pending_message(self, game: _Game, pending: _Pending) -> DecisionPending:
+        elapsed = max(0, int((asyncio.get_running_loop().time() - pending.sent_at) * 1000))
+        clock = ClockState(
+            game.clocks[pending.seat].per_decision_ms, pending.bank_before_ms, elapsed
+        )
+        return DecisionPending(game.index, pending.seat, pending.number, pending.kind, clock)
+
+    async def _decide(self, game: _Game, seat: int) -> None:
+        state = game.state
+        if state.forfeited[seat]:
+            reason = f"seat {seat} forfeited this game; the fallback plays its turns"
+            self._apply(
+                game,
+                seat,
+                state.fallback_decision(),
+                ms=None,
+                fault={"kind": "forfeited", "reason": reason},
+            )
+            await asyncio.sleep(0)
+            return
+        loop = asyncio.get_running_loop()
+        clock = game.clocks[seat]
+        self._numbers += 1
+        pending = _Pending(
+            number=self._numbers,
+            kind=state.decision_kind,
+            seat=seat,
+            sent_at=loop.time(),
+            budget_ms=clock.budget_ms,
+            bank_before_ms=clock.bank_left_ms,
+            future=loop.create_future(),
+        )
+        game.pending = pending
+        if self._watchers:
+            self._publish(self._pending_message(game, pending))
+        session = self.seats[seat]
+        if session.crashed is not None:
+            pending.future.set_result(_Crashed(session.crashed))
+        elif session.stream is not None:
+            session.stream.send(self._request(game, pending))
+
+        def expire() -> None:
+            if not pending.future.done():
+                pending.future.set_result(_TimedOut())
+
+        timer = loop.call_later(pending.budget_ms / 1000, expire)
+        try:
+            outcome = await pending.future
+        finally:
+            timer.cancel()
+            game.pending = None
+        try:
+            self._settle(game, pending, outcome)
+        finally:
+            game.changed(seat)  # its clock, faults, cards
+
+    def _settle(self, game: _Game, pending: _Pending, outcome: _Outcome) -> None:
+        seat = pending.seat
+        clock = game.clocks[seat]
+        budget = pending.budget_ms
+        tc = self.config.time_control
+        if isinstance(outcome, _Crashed):
+            elapsed = (asyncio.get_running_loop().time() - pending.sent_at) * 1000
+            clock.charge(elapsed)
+            self._fault(game, pending, FaultKind.CRASH, outcome.reason, elapsed)
+            return
+        if isinstance(outcome, _TimedOut):
+            clock.expire()
+            session = self.seats[seat]
+            if session.stream is None:
+                reason = (
+                    f"no open stream when the time ran out ({budget} ms: {tc.per_decision_ms} ms "
+                    f"+ {pending.bank_before_ms} ms bank); {session.last_disconnect}"
+                )
+                self._fault(game, pending, FaultKind.DISCONNECT, reason, float(budget))
+            else:
+                reason = (
+                    f"no answer within {budget} ms ({tc.per_decision_ms} ms per decision "
+                    f"+ {pending.bank_before_ms} ms bank)"
+                )
+                self._fault(game, pending, FaultKind.TIMEOUT, reason, float(budget))
+            return
+        elapsed = (outcome.at - pending.sent_at) * 1000
+        if elapsed > budget:
+            clock.expire()
+            reason = f"the answer came after {elapsed:.0f} ms, over the {budget} ms allowed"
+            self._fault(game, pending, FaultKind.TIMEOUT, reason, elapsed)
+            return
+        clock.charge(elapsed)
+        inbound = outcome.inbound
+        if isinstance(inbound, InvalidMessage):
+            self._fault(
+                game, pending, FaultKind.MALFORMED, f"invalid message: {inbound.reason}", elapsed
+            )
+            return
+        if isinstance(inbound, MalformedAnswer):
+            self._fault(game, pending, FaultKind.MALFORMED, inbound.reason, elapsed)
+            return
+        if inbound.kind is not pending.kind:
+            reason = (
+                f"the answer is a {inbound.kind.value} decision "
+                f"but a {pending.kind.value} was asked"
+            )
+            self._fault(game, pending, FaultKind.MALFORMED, reason, elapsed)
+            return
+        decision = inbound.decision
+        if isinstance(decision, Play) and (decision.discard is None) == game.state.discard_required:
+            reason = (
+                "answer.decision.play.discard is missing (a discard is required)"
+                if decision.discard is None
+                else "answer.decision.play.discard is set but no discard is allowed "
+                "(the second draw was skipped)"
+            )
+            self._fault(game, pending, FaultKind.MALFORMED, reason, elapsed)
+            return
+        try:
+            self._apply(game, seat, decision, ms=elapsed)
+        except IllegalDecisionError as exc:
+            self._fault(game, pending, FaultKind.ILLEGAL, str(exc), elapsed)
+        except NotationError as exc:
+            self._fault(game, pending, FaultKind.MALFORMED, str(exc), elapsed)
+
+    def _fault(
+        self, game: _Game, pending: _Pending, kind: FaultKind, reason: str, elapsed_ms: float
+    ) -> None:
+        seat = pending.seat
+        state = game.state
+        game.faults[seat] += 1
+        faults = game.faults[seat]
+        forfeits = faults >= self.config.fault_policy.faults_to_forfeit
+        log.info(
+            "match %s seat %d: %s fault on decision %d (%d in game %d): %s",
+            self.match_id,
+            seat,
+            kind.value,
+            pending.number,
+            faults,
+            game.index,
+            reason,
+        )
+        turn_number = state.turn + 1
+        self._emit(game, seat, turn_number, Fault(kind, pending.kind, pending.number, faults))
+        fallback = state.fallback_decision()
+        self._apply(
+            game, seat, fallback, ms=elapsed_ms, fault={"kind": kind.value, "reason": reason}
+        )
+        session = self.seats[seat]
+        if session.stream is not None:
+            session.stream.send(
+                FaultNotice(
+                    decision_number=pending.number,
+                    game_index=game.index,
+                    decision_kind=pending.kind,
+                    kind=kind,
+                    reason=reason,
+                    fallback=fallback,
+                    faults=faults,
+                    forfeited=forfeits,
+                )
+            )
+            closing = session.stream.closing
+            if closing is not None:
+                session.stream.end(closing.status, closing.message)
+        if forfeits:
+            game.recorder.forfeit(seat, f"{faults} faults in this game (last: {kind.value})")
+            game.changed()
+            self._emit(game, seat, turn_number, Forfeit(faults))
+            log.info("match %s seat %d: forfeits game %d", self.match_id, seat, game.index)
+
+
+class _Stopped(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

@@ -1,0 +1,270 @@
+"""What the referee tells bots and spectators, as plain values (no protobuf).
+
+The match loop builds these from engine state only; the service layer turns them into protocol
+messages (:mod:`arboretum_server.edge`). Nothing here is ever copied from what a bot sent.
+
+Hidden information is kept out by construction: a :class:`Draw` of a deck card carries the card
+only in the copy made for the drawer (:meth:`LoggedEvent.seen_by`), a :class:`View` holds one hand,
+and a :class:`Board` holds public facts only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from arboretum import DECK, Card, Cell, DecisionKind, GameResult, Species
+from arboretum_sdk.info import Clock as ClockState
+from arboretum_sdk.info import (
+    FaultKind,
+    FaultNotice,
+    FaultPolicy,
+    MatchEnd,
+    MatchStatus,
+    SeatSummary,
+    TimeControl,
+)
+from arboretum_sdk.info import MatchInfo as MatchStart
+
+__all__ = [
+    "Board",
+    "ClockState",
+    "DecisionPending",
+    "DecisionRequest",
+    "Discard",
+    "Draw",
+    "Fault",
+    "FaultKind",
+    "FaultNotice",
+    "FaultPolicy",
+    "Forfeit",
+    "GameEnd",
+    "GameOutcome",
+    "GameSetup",
+    "GameStart",
+    "LoggedEvent",
+    "MatchEnd",
+    "MatchInfo",
+    "MatchStart",
+    "MatchStatus",
+    "MatchSummary",
+    "Place",
+    "SeatPublic",
+    "SeatSummary",
+    "SecondDrawSkipped",
+    "View",
+    "WatchGameStart",
+    "is_over",
+]
+
+
+def is_over(status: MatchStatus) -> bool:
+    return status in (MatchStatus.FINISHED, MatchStatus.CANCELLED, MatchStatus.FAILED)
+
+
+# ----------------------------------------------------------------------------- events
+
+
+@dataclass(frozen=True, slots=True)
+class Draw:
+    draw: DecisionKind
+    source: int
+    """``DECK`` or a seat whose discard pile was drawn from."""
+    card: Card | None
+
+
+@dataclass(frozen=True, slots=True)
+class SecondDrawSkipped:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    card: Card
+    cell: Cell
+
+
+@dataclass(frozen=True, slots=True)
+class Discard:
+    card: Card
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    kind: FaultKind
+    decision_kind: DecisionKind
+    decision_number: int
+    faults: int
+
+
+@dataclass(frozen=True, slots=True)
+class Forfeit:
+    faults: int
+
+
+EventBody = Draw | SecondDrawSkipped | Place | Discard | Fault | Forfeit
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedEvent:
+    """One event of a game's log, as the referee holds it (deck draws with their card)."""
+
+    sequence: int
+    turn_number: int
+    seat: int
+    body: EventBody
+
+    def seen_by(self, viewer: int | None) -> LoggedEvent:
+        """The event as ``viewer`` may see it (``None``: a spectator)."""
+        body = self.body
+        if isinstance(body, Draw) and body.source == DECK and viewer != self.seat:
+            if body.card is None:
+                return self
+            hidden = Draw(body.draw, body.source, None)
+            return LoggedEvent(self.sequence, self.turn_number, self.seat, hidden)
+        return self
+
+
+# ----------------------------------------------------------------------------- state
+
+
+@dataclass(frozen=True, slots=True)
+class SeatPublic:
+    seat: int
+    arboretum: tuple[tuple[Card, Cell], ...]
+    discard_pile: tuple[Card, ...]
+    hand_size: int
+    known_hand_cards: tuple[Card, ...]
+    bank_left_ms: int
+    faults: int
+    forfeited: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Board:
+    game_index: int
+    turn_number: int
+    current_seat: int
+    deck_size: int
+    seats: tuple[SeatPublic, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    seat: int
+    hand: tuple[Card, ...]
+    board: Board
+
+
+@dataclass(frozen=True, slots=True)
+class GameSetup:
+    game_index: int
+    game_count: int
+    players: int
+    species: tuple[Species, ...]
+    time_control: TimeControl
+    fault_policy: FaultPolicy
+    seat_names: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GameOutcome:
+    """A finished game: the engine's result plus what the referee adds."""
+
+    game_index: int
+    seed: int
+    species: tuple[Species, ...]
+    result: GameResult
+    seat_names: tuple[str, ...]
+    faults: tuple[int, ...]
+    final_board: Board
+    turns: int
+
+
+@dataclass(frozen=True, slots=True)
+class MatchSummary:
+    games_finished: int
+    seats: tuple[SeatSummary, ...]
+
+
+# ----------------------------------------------------------------------------- bot stream
+
+
+@dataclass(frozen=True, slots=True)
+class GameStart:
+    setup: GameSetup
+    seat: int
+    view: View
+    events: tuple[LoggedEvent, ...]
+    resumed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionRequest:
+    number: int
+    kind: DecisionKind
+    game_index: int
+    view: View
+    events: tuple[LoggedEvent, ...]
+    clock: ClockState
+    discard_required: bool
+    legal_sources: tuple[int, ...]
+    legal_cells: tuple[Cell, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GameEnd:
+    outcome: GameOutcome
+    events: tuple[LoggedEvent, ...]
+
+
+# ----------------------------------------------------------------------------- spectators
+
+
+@dataclass(frozen=True, slots=True)
+class SeatConnection:
+    seat: int
+    name: str
+    connected: bool
+
+
+@dataclass(frozen=True, slots=True)
+class MatchInfo:
+    """A match as anyone may see it: the seed only once the match is finished."""
+
+    match_id: str
+    players: int
+    game_count: int
+    match_seed: int | None
+    species: tuple[Species, ...] | None
+    time_control: TimeControl
+    fault_policy: FaultPolicy
+    seat_names: tuple[str, ...]
+    start_timeout_ms: int
+    status: MatchStatus
+    current_game_index: int | None
+    results: tuple[GameOutcome, ...]
+    summary: MatchSummary
+    seats: tuple[SeatConnection, ...]
+    created_unix_ms: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class WatchGameStart:
+    setup: GameSetup
+    board: Board
+    events: tuple[LoggedEvent, ...]
+    in_progress: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionPending:
+    game_index: int
+    seat: int
+    number: int
+    kind: DecisionKind
+    clock: ClockState
+
+
+BotMessage = MatchStart | GameStart | DecisionRequest | FaultNotice | GameEnd | MatchEnd
+WatchMessage = MatchInfo | WatchGameStart | LoggedEvent | DecisionPending | GameOutcome | MatchEnd

@@ -1,0 +1,357 @@
+"""The gRPC services, kept thin, and the interceptor for what cuts across them.
+
+- :class:`RefereeInterceptor`: admin authentication (``x-arena-admin-token``, compared with
+  :func:`hmac.compare_digest`) for the admin methods, a time limit on unary calls, the mapping of
+  :class:`~arboretum_server.errors.RequestError` to gRPC statuses, and a log line per failed call.
+- :class:`MatchServicer` and :class:`BotServicer` translate between protobuf and the registry and
+  match objects (via :mod:`arboretum_server.edge`) and hold no game logic.
+
+``BotService.Play`` is registered by hand (:func:`bot_service_handler`) with a request deserializer
+that never raises, so that a message that does not decode reaches the match as a fault instead of
+killing the call with a framework error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import inspect
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any
+
+import grpc
+
+from arboretum_proto.v1 import bot_pb2, match_pb2, match_pb2_grpc
+
+from . import edge
+from .config import MIN_STREAM_DEADLINE_S, UNARY_TIMEOUT_S
+from .errors import (
+    Exhausted,
+    InvalidArgument,
+    MatchOver,
+    NotFound,
+    PermissionDenied,
+    RequestError,
+)
+from .match import Match
+from .messages import is_over
+from .registry import Registry
+from .seats import SeatStream, StreamEnd
+
+__all__ = [
+    "ADMIN_METHODS",
+    "ADMIN_TOKEN_HEADER",
+    "SEAT_TOKEN_HEADER",
+    "Auth",
+    "BotServicer",
+    "MatchServicer",
+    "RefereeInterceptor",
+    "bot_service_handler",
+]
+
+log = logging.getLogger(__name__)
+
+SEAT_TOKEN_HEADER = "x-arena-token"
+ADMIN_TOKEN_HEADER = "x-arena-admin-token"
+BOT_SERVICE = "arboretum.v1.BotService"
+MATCH_SERVICE = "arboretum.v1.MatchService"
+ADMIN_METHODS = frozenset({f"/{MATCH_SERVICE}/CreateMatch", f"/{MATCH_SERVICE}/CancelMatch"})
+CANCEL_WAIT_S = 5.0
+END_LINGER_S = 1.0
+
+
+def _metadata(metadata: Sequence[tuple[str, Any]] | None, key: str) -> str | None:
+    for name, value in metadata or ():
+        if name == key:
+            return value if isinstance(value, str) else value.decode("utf-8", "replace")
+    return None
+
+
+class Auth:
+    """Checks the admin token."""
+
+    def __init__(self, admin_token: str) -> None:
+        self._admin = admin_token.encode()
+
+    def is_admin(self, metadata: Sequence[tuple[str, Any]] | None) -> bool:
+        given = _metadata(metadata, ADMIN_TOKEN_HEADER)
+        if given is None:
+            return False
+        return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), self._admin)
+
+
+# ----------------------------------------------------------------------------- interceptor
+
+
+async def _abort(context: grpc.aio.ServicerContext, error: RequestError) -> None:
+    await context.abort(grpc.StatusCode[error.status], str(error))
+
+
+def _wrap(method: str, behavior: Callable[..., Any], streaming_response: bool) -> Any:
+    if inspect.isasyncgenfunction(behavior):
+
+        async def wrapped_gen(
+            request: Any, context: grpc.aio.ServicerContext
+        ) -> AsyncIterator[Any]:
+            try:
+                async for item in behavior(request, context):
+                    yield item
+            except RequestError as exc:
+                log.info("%s: %s %s", method, exc.status, exc)
+                await _abort(context, exc)
+
+        return wrapped_gen
+
+    async def wrapped(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        try:
+            if streaming_response:
+                return await behavior(request, context)
+            return await asyncio.wait_for(behavior(request, context), UNARY_TIMEOUT_S)
+        except RequestError as exc:
+            log.info("%s: %s %s", method, exc.status, exc)
+            await _abort(context, exc)
+        except TimeoutError:
+            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "the referee's time limit")
+
+    return wrapped
+
+
+def _denied(handler: Any, message: str) -> Any:
+    async def deny(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        await context.abort(grpc.StatusCode.PERMISSION_DENIED, message)
+
+    if handler.unary_unary is not None:
+        return handler._replace(unary_unary=deny)
+    if handler.unary_stream is not None:
+        return handler._replace(unary_stream=deny)
+    if handler.stream_unary is not None:
+        return handler._replace(stream_unary=deny)
+    return handler._replace(stream_stream=deny)
+
+
+class RefereeInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    """Admin authentication, unary time limits and error mapping for the arena's services."""
+
+    def __init__(self, auth: Auth) -> None:
+        self.auth = auth
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[Any], Awaitable[Any]],
+        details: Any,
+    ) -> Any:
+        handler = await continuation(details)
+        method: str = details.method
+        if handler is None or not method.startswith(("/" + BOT_SERVICE, "/" + MATCH_SERVICE)):
+            return handler
+        if method in ADMIN_METHODS and not self.auth.is_admin(details.invocation_metadata):
+            log.info("%s: PERMISSION_DENIED (no valid admin token)", method)
+            return _denied(
+                handler,
+                f"{method.rsplit('/', 1)[-1]} needs the admin token "
+                f"in the {ADMIN_TOKEN_HEADER} metadata",
+            )
+        for field in ("unary_unary", "unary_stream", "stream_unary", "stream_stream"):
+            behavior = getattr(handler, field)
+            if behavior is not None:
+                streaming = field != "unary_unary"
+                return handler._replace(**{field: _wrap(method, behavior, streaming)})
+        return handler
+
+
+# ----------------------------------------------------------------------------- match service
+
+
+class MatchServicer(match_pb2_grpc.MatchServiceServicer):  # type: ignore[misc]
+    def __init__(self, registry: Registry, auth: Auth) -> None:
+        self.registry = registry
+        self.auth = auth
+
+    def _match(self, request: Any, name: str) -> Match:
+        edge.check_version(request, name)
+        return self.registry.get(edge.check_match_id(request.match_id, name))
+
+    async def CreateMatch(
+        self, request: match_pb2.CreateMatchRequest, context: grpc.aio.ServicerContext
+    ) -> match_pb2.CreateMatchResponse:
+        edge.check_version(request, "CreateMatchRequest")
+        if not request.HasField("config"):
+            raise InvalidArgument("CreateMatchRequest.config is missing")
+        config = edge.match_config_from_pb(request.config, self.registry.settings)
+        match, tokens = self.registry.create(config)
+        return match_pb2.CreateMatchResponse(
+            protocol_version=edge.PROTOCOL_VERSION,
+            match_id=match.match_id,
+            seat_tokens=[
+                match_pb2.SeatToken(seat=i, name=config.seat_names[i], token=token)
+                for i, token in enumerate(tokens)
+            ],
+        )
+
+    async def GetMatch(
+        self, request: match_pb2.GetMatchRequest, context: grpc.aio.ServicerContext
+    ) -> match_pb2.GetMatchResponse:
+        match = self._match(request, "GetMatchRequest")
+        return match_pb2.GetMatchResponse(
+            protocol_version=edge.PROTOCOL_VERSION, match=edge.match_info_to_pb(match.info())
+        )
+
+    async def ListMatches(
+        self, request: match_pb2.ListMatchesRequest, context: grpc.aio.ServicerContext
+    ) -> match_pb2.ListMatchesResponse:
+        edge.check_version(request, "ListMatchesRequest")
+        status = None
+        if request.status:
+            try:
+                status = edge.wire.match_status_from_pb(request.status, "status")
+            except ValueError as exc:
+                raise InvalidArgument(f"ListMatchesRequest.{exc}") from None
+        matches, next_token = self.registry.page(status, request.page_size, request.page_token)
+        return match_pb2.ListMatchesResponse(
+            protocol_version=edge.PROTOCOL_VERSION,
+            matches=[edge.match_info_to_pb(m.info(with_results=False)) for m in matches],
+            next_page_token=next_token,
+        )
+
+    async def WatchMatch(
+        self, request: match_pb2.WatchMatchRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[match_pb2.WatchMatchResponse]:
+        match = self._match(request, "WatchMatchRequest")
+        watcher = match.watch()
+        try:
+            while True:
+                message = await watcher.queue.get()
+                if message is None:
+                    if watcher.overflowed:
+                        raise Exhausted("the spectator did not keep up with the match")
+                    return
+                yield edge.watch_message(message)
+        finally:
+            match.unwatch(watcher)
+
+    async def GetReplay(
+        self, request: match_pb2.GetReplayRequest, context: grpc.aio.ServicerContext
+    ) -> match_pb2.GetReplayResponse:
+        match = self._match(request, "GetReplayRequest")
+        found = match.replay(request.game_index)
+        if found is None:
+            raise NotFound(f"game {request.game_index} of match {match.match_id} has not started")
+        doc, complete = found
+        if not complete and not self.auth.is_admin(context.invocation_metadata()):
+            raise PermissionDenied(
+                f"game {request.game_index} is not over: its replay needs the admin token"
+            )
+        return match_pb2.GetReplayResponse(
+            protocol_version=edge.PROTOCOL_VERSION,
+            match_id=match.match_id,
+            game_index=request.game_index,
+            replay_json=json.dumps(doc),
+            complete=complete,
+        )
+
+    async def CancelMatch(
+        self, request: match_pb2.CancelMatchRequest, context: grpc.aio.ServicerContext
+    ) -> match_pb2.CancelMatchResponse:
+        match = self._match(request, "CancelMatchRequest")
+        if is_over(match.status):
+            raise MatchOver(f"match {match.match_id} is already over ({match.status.value})")
+        reason = request.reason[: edge.MAX_REASON_CHARS] or "cancelled by an admin"
+        match.cancel(reason)
+        try:
+            await asyncio.wait_for(match.done.wait(), CANCEL_WAIT_S)
+        except TimeoutError:
+            log.warning("match %s: cancel is taking long", match.match_id)
+        return match_pb2.CancelMatchResponse(
+            protocol_version=edge.PROTOCOL_VERSION, match=edge.match_info_to_pb(match.info())
+        )
+
+
+# ----------------------------------------------------------------------------- bot service
+
+
+class BotServicer:
+    """``BotService.Play``: one stream per seat and match."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+
+    async def Play(self, requests: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> None:
+        token = _metadata(context.invocation_metadata(), SEAT_TOKEN_HEADER)
+        match, seat = self.registry.resolve(token)
+        remaining = context.time_remaining()
+        if remaining is not None and remaining < MIN_STREAM_DEADLINE_S:
+            raise InvalidArgument(
+                f"the Play deadline ({remaining:.3f} s) is too short: it must cover the whole "
+                "match (set a generous deadline, or none)"
+            )
+        stream = match.connect(seat)
+        reader = asyncio.create_task(self._read(requests, match, seat, stream))
+        reason = "the stream ended"
+        try:
+            while True:
+                item = await stream.outbox.get()
+                if isinstance(item, StreamEnd):
+                    if item.status != "OK":
+                        reason = f"the referee ended the stream: {item.message}"
+                        await context.abort(grpc.StatusCode[item.status], item.message)
+                    reason = "the match ended"
+                    # Give the bot a moment to half-close, so that an answer it was writing
+                    # as the match ended does not fail its call.
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(asyncio.shield(reader), END_LINGER_S)
+                    return
+                await context.write(edge.referee_message_bytes(item))
+        except asyncio.CancelledError:
+            reason = "the stream broke (cancelled by the bot, deadline expired or connection lost)"
+            raise
+        except Exception as exc:
+            if not isinstance(exc, grpc.aio.AbortError):
+                reason = f"the stream failed ({type(exc).__name__})"
+                log.exception("match %s seat %d: stream failed", match.match_id, seat)
+            raise
+        finally:
+            reader.cancel()
+            match.disconnect(seat, stream, reason)
+
+    async def _read(
+        self, requests: AsyncIterator[Any], match: Match, seat: int, stream: SeatStream
+    ) -> None:
+        try:
+            async for message in requests:
+                if stream.closed:
+                    continue  # the match is over: drain until the bot half-closes
+                match.receive(seat, stream, edge.inbound_from_pb(message))
+                if stream.closing is not None:
+                    return
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.debug("match %s seat %d: reading failed: %r", match.match_id, seat, exc)
+            return
+        if stream.closed:
+            return  # the match ended and the bot half-closed, as it should
+        reason = "the stream ended (the bot cancelled or half-closed it, or the connection broke)"
+        match.disconnect(seat, stream, reason)
+        stream.end("CANCELLED", "the bot half-closed its stream; that counts as a disconnect")
+
+
+def _serialize_referee_message(message: bytes | bot_pb2.RefereeMessage) -> bytes:
+    """``Play``'s response serializer: the stream writes messages already serialized
+    (:func:`edge.referee_message_bytes`); a ``RefereeMessage`` object is serialized here."""
+    if isinstance(message, bytes):
+        return message
+    return message.SerializeToString()
+
+
+def bot_service_handler(servicer: BotServicer) -> grpc.GenericRpcHandler:
+    handlers = {
+        "Play": grpc.stream_stream_rpc_method_handler(
+            servicer.Play,
+            request_deserializer=edge.decode_bot_message,
+            response_serializer=_serialize_referee_message,
+        )
+    }
+    return grpc.method_handlers_generic_handler(BOT_SERVICE, handlers)

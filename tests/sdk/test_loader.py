@@ -1,0 +1,164 @@
+"""load_bot: built-ins, a file, a folder with helper modules, and every error it names."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from arboretum_sdk import Bot, BotLoadError, builtin_bots, load_bot
+from arboretum_sdk.bots.greedy import GreedyBot
+from arboretum_sdk.bots.random_bot import RandomBot
+
+SIMPLE = """
+from arboretum import SeatView, Decision
+from arboretum_sdk import Bot
+
+class {name}(Bot):
+    def choose(self, view: SeatView) -> Decision:
+        return view.legal_decisions()[0]
+"""
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_builtins() -> None:
+    assert set(builtin_bots()) == {"random", "greedy", "search"}
+    assert isinstance(load_bot("random"), RandomBot)
+    assert isinstance(load_bot("greedy"), GreedyBot)
+    assert load_bot("greedy").name == "greedy"
+
+
+def test_file(tmp_path: Path) -> None:
+    path = write(tmp_path / "mine.py", SIMPLE.format(name="Mine"))
+    bot = load_bot(str(path))
+    assert isinstance(bot, Bot) and type(bot).__name__ == "Mine" and bot.name == "Mine"
+    # loading twice gives independent modules
+    assert type(load_bot(str(path))) is not type(bot)
+
+
+def test_imported_bot_classes_do_not_count(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "sub.py",
+        """
+        from arboretum_sdk import Bot
+        from arboretum_sdk.bots.greedy import GreedyBot
+
+        class Better(GreedyBot):
+            name = "better"
+        """,
+    )
+    assert load_bot(str(path)).name == "better"
+
+
+def test_folder_with_helpers(tmp_path: Path) -> None:
+    folder = tmp_path / "folder_bot"
+    write(folder / "helpers.py", "FIRST = 0\n")
+    write(folder / "tables.py", "OFFSET = 0\n")
+    write(
+        folder / "bot.py",
+        """
+        from arboretum import SeatView, Decision
+        from arboretum_sdk import Bot
+        from . import helpers
+        import tables
+
+        class FolderBot(Bot):
+            def choose(self, view: SeatView) -> Decision:
+                return view.legal_decisions()[helpers.FIRST + tables.OFFSET]
+        """,
+    )
+    bot = load_bot(str(folder))
+    assert type(bot).__name__ == "FolderBot"
+
+
+def test_folder_with_init_only(tmp_path: Path) -> None:
+    folder = tmp_path / "pkg_bot"
+    write(folder / "__init__.py", SIMPLE.format(name="PkgBot"))
+    assert type(load_bot(str(folder))).__name__ == "PkgBot"
+
+
+def test_bot_attribute_picks_among_several(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "two.py",
+        SIMPLE.format(name="A") + SIMPLE.format(name="B") + "\nBOT = B\n",
+    )
+    assert type(load_bot(str(path))).__name__ == "B"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("x = 1\n", "no Bot subclass found"),
+        (
+            SIMPLE.format(name="A") + SIMPLE.format(name="B"),
+            r"several Bot subclasses found \(A, B\)",
+        ),
+        (SIMPLE.format(name="A") + "\nBOT = A()\n", "BOT must be a subclass of arboretum_sdk.Bot"),
+    ],
+)
+def test_class_errors(tmp_path: Path, text: str, message: str) -> None:
+    path = write(tmp_path / "bad.py", text)
+    with pytest.raises(BotLoadError, match=message):
+        load_bot(str(path))
+
+
+def test_import_error_shows_the_authors_traceback(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "broken.py",
+        """
+        from arboretum_sdk import Bot
+
+        def helper():
+            return 1 / 0
+
+        VALUE = helper()
+        """,
+    )
+    with pytest.raises(BotLoadError) as info:
+        load_bot(str(path))
+    text = str(info.value)
+    assert "importing the bot failed: ZeroDivisionError: division by zero" in text
+    assert 'broken.py", line 7' in text and 'broken.py", line 5, in helper' in text
+    assert "loader.py" not in text and "<frozen" not in text
+
+
+def test_missing_module_in_author_code(tmp_path: Path) -> None:
+    path = write(tmp_path / "needs.py", "import no_such_module_xyz\n")
+    with pytest.raises(
+        BotLoadError, match="ModuleNotFoundError: No module named 'no_such_module_xyz'"
+    ):
+        load_bot(str(path))
+
+
+def test_constructor_error(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "ctor.py",
+        """
+        from arboretum_sdk import Bot
+
+        class NeedsArgs(Bot):
+            def __init__(self, depth):
+                self.depth = depth
+        """,
+    )
+    with pytest.raises(BotLoadError, match=r"building NeedsArgs\(\) failed"):
+        load_bot(str(path))
+
+
+def test_path_errors(tmp_path: Path) -> None:
+    with pytest.raises(BotLoadError, match="no such file or folder, and not a built-in bot"):
+        load_bot(str(tmp_path / "nope.py"))
+    with pytest.raises(BotLoadError, match="built-ins: random, greedy"):
+        load_bot("gredy")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(BotLoadError, match=r"holds neither bot.py nor __init__.py"):
+        load_bot(str(tmp_path / "empty"))
+    write(tmp_path / "bot.txt", "x")
+    with pytest.raises(BotLoadError, match=r"a bot is a \.py file or a folder"):
+        load_bot(str(tmp_path / "bot.txt"))

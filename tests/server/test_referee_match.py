@@ -1,0 +1,51 @@
+"""Whole matches between random-playing raw clients, over real gRPC on real sockets."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import grpc
+import pytest
+from referee_clients import create_match, get_match, referee, run_match, verified_replays
+
+from arboretum import verify_replay
+from arboretum_proto.v1 import common_pb2, match_pb2_grpc
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_full_match(tmp_path: Path, players: int) -> None:
+    async def main() -> None:
+        ref = await referee(tmp_path)
+        try:
+            async with grpc.aio.insecure_channel(ref.address) as channel:
+                stub = match_pb2_grpc.MatchServiceStub(channel)
+                created = await create_match(stub, players, games=1, seed=1000 + players)
+                tokens = [t.token for t in created.seat_tokens]
+                assert len(set(tokens)) == players
+                bots = await run_match(ref.address, tokens)
+                for seat, bot in enumerate(bots):
+                    kinds = [m.WhichOneof("kind") for m in bot.received]
+                    assert kinds[0] == "match_start" and kinds[-1] == "match_end"
+                    assert kinds[1] == "game_start"
+                    assert "game_end" in kinds
+                    assert bot.codes == [grpc.StatusCode.OK]
+                    assert bot.of_kind("match_start")[0].seat == seat
+                    end = bot.of_kind("match_end")[0]
+                    assert end.status == common_pb2.MATCH_STATUS_FINISHED
+                    assert end.match_seed == 1000 + players
+                    assert not bot.of_kind("fault_notice")
+                info = await get_match(stub, created.match_id)
+                assert info.status == common_pb2.MATCH_STATUS_FINISHED
+                assert info.config.match_seed == 1000 + players
+                assert len(info.results) == 1
+                docs = await verified_replays(stub, created.match_id, 1)
+                assert docs[0]["match_seed"] == str(1000 + players)
+                assert docs[0]["result"]["totals"] == [s.total for s in info.results[0].seats]
+                path = tmp_path / "replays" / created.match_id / "game-0.json"
+                verify_replay(json.loads(path.read_text()))
+        finally:
+            await ref.stop()
+
+    asyncio.run(main())
