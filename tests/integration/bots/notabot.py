@@ -1,0 +1,3 @@
+"""Not a bot: no Bot subclass in here."""
+
+ANSWER = 42

@@ -1,0 +1,11 @@
+"""A league test bot that takes its time (so a test can kill a worker in the middle of a match)."""
+
+import time
+
+from arboretum_sdk import Bot
+
+
+class Slow(Bot):
+    def choose(self, view):
+        time.sleep(0.15)
+        return view.legal_decisions()[0]

@@ -1,0 +1,1 @@
+"""The folder bot package (the loader imports bot.py as its submodule)."""

@@ -1,0 +1,3 @@
+"""Imports fine but defines no Bot subclass."""
+
+VALUE = 42

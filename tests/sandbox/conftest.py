@@ -1,0 +1,98 @@
+"""Fixtures of the sandbox tests: real bubblewrap / unshare sandboxes, small limits."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from arboretum_worker.sandbox import (
+    BwrapRunner,
+    MiB,
+    SandboxedBot,
+    SandboxLimits,
+    SandboxRunner,
+    UnshareRunner,
+    bwrap_usable,
+    unshare_usable,
+)
+
+BOTS = Path(__file__).parent / "bots"
+
+# small, so that the limits bite fast
+TEST_LIMITS = SandboxLimits(
+    memory_bytes=256 * MiB,
+    cpu_seconds=20,
+    processes=16,
+    output_bytes=64 * 1024,
+    file_size_bytes=4 * MiB,
+    tmp_size_bytes=16 * MiB,
+)
+
+
+def make(kind: str, limits: SandboxLimits = TEST_LIMITS) -> SandboxRunner:
+    if kind == "bwrap":
+        if not bwrap_usable():
+            pytest.skip("bubblewrap is missing or cannot create namespaces here")
+        return BwrapRunner(limits)
+    if not unshare_usable():
+        pytest.skip("unshare cannot create namespaces here")
+    return UnshareRunner(limits)
+
+
+@pytest.fixture(params=["bwrap", "unshare"])
+def kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def runner(kind: str) -> SandboxRunner:
+    return make(kind)
+
+
+def start_script(
+    runner: SandboxRunner, script: str, *args: str, socket_path: Path | None = None, **kw: object
+) -> SandboxedBot:
+    return runner.start(
+        BOTS / script,
+        socket_path=socket_path,
+        token="seat-token-123",
+        name=script,
+        python_args=["{bot}", *args],
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def run_script(runner: SandboxRunner, script: str, *args: str, timeout: float = 30, **kw: object):
+    with start_script(runner, script, *args, **kw) as bot:
+        rc = bot.wait(timeout)
+        assert rc is not None, f"{script} still running after {timeout} s"
+        return rc, bot.output().decode(errors="replace")
+
+
+def wait_for_output(bot: SandboxedBot, text: str, timeout: float = 20) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        out = bot.output().decode(errors="replace")
+        if text in out:
+            return out
+        if bot.returncode is not None:
+            break
+        time.sleep(0.02)
+    raise AssertionError(f"{text!r} never printed; output: {bot.output()[-2000:]!r}")
+
+
+def processes_with_marker(marker: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                if marker.encode() in fh.read():
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found

@@ -1,0 +1,3 @@
+"""Arboretum Arena league worker: rq jobs that schedule and play league matches."""
+
+__all__: list[str] = []

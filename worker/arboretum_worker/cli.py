@@ -1,0 +1,602 @@
+"""The league's ``arena`` subcommands. The SDK's ``arena`` imports this module and calls
+:func:`register`.
+
+Commands: ``worker``, ``league create|run|status|cancel|retry|list``, ``leaderboard``, ``ratings``,
+``match show|logs|replay``, ``bot submit`` and ``bot versions``; ``arena demo`` is
+:mod:`arboretum_worker.demo`. Redis is ``--redis-url``, else ``$REDIS_URL``, else
+``redis://localhost:6379/0``; the rq queue is ``$ARENA_QUEUE`` (``arena``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register"]
+
+
+def _common() -> argparse.ArgumentParser:
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument(
+        "--redis-url", metavar="URL", help="the league's Redis (default: $REDIS_URL or localhost)"
+    )
+    return parent
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer seed: {text!r}") from None
+    if not 0 <= value < 1 << 64:
+        raise argparse.ArgumentTypeError("a seed is an integer from 0 to 2**64-1")
+    return value
+
+
+def register(subparsers: Any, groups: dict[str, Any]) -> None:
+    """Add the league's subcommands to the ``arena`` parser (and ``versions`` to ``groups["bot"]``).
+
+    ``arena bot submit`` belongs to the SDK (authors submit remotely with the SDK alone); without
+    ``--server`` it calls :func:`cmd_bot_submit` here, which stores the bot in Redis directly."""
+    common = _common()
+
+    p = subparsers.add_parser(
+        "worker",
+        parents=[common],
+        help="run a league worker (rq)",
+        description="Run an rq worker on the league queue (ARENA_QUEUE, default 'arena'). "
+        "Equivalent to `rq worker arena --url $REDIS_URL --maintenance-interval 10`, with a "
+        "short heartbeat margin so a killed worker's match is re-queued within about 30 s. "
+        "Settings: docs/league.md.",
+    )
+    p.add_argument("--burst", action="store_true", help="stop when the queue is empty")
+    p.add_argument("--name", help="worker name (default: arena-<host>-<pid>)")
+    p.set_defaults(handler=cmd_worker)
+
+    league = subparsers.add_parser("league", help="create, run and follow leagues")
+    lsub = league.add_subparsers(dest="league_command", metavar="ACTION")
+    lsub.required = True
+    p = lsub.add_parser(
+        "create",
+        parents=[common],
+        help="create a league",
+        description="Create a round-robin league. Every combination of PLAYERS bots plays "
+        "GAMES-PER-PAIRING deals, each deal in every seat rotation (one match per game).",
+    )
+    p.add_argument("name", metavar="NAME")
+    p.add_argument(
+        "--bots",
+        nargs="+",
+        required=True,
+        metavar="BOT",
+        help="bot names (latest version), NAME@VERSION-PREFIX, or version ids",
+    )
+    p.add_argument("--players", type=int, choices=(2, 3, 4), default=2)
+    p.add_argument("--games-per-pairing", type=_positive, default=1, metavar="N")
+    p.add_argument("--per-decision-ms", type=_positive, default=1000, metavar="MS")
+    p.add_argument("--bank-ms", type=_non_negative, default=10_000, metavar="MS")
+    p.add_argument("--faults-to-forfeit", type=_positive, default=3, metavar="N")
+    p.add_argument("--seed", type=_seed, help="league seed (default: random)")
+    p.set_defaults(handler=cmd_league_create)
+
+    p = lsub.add_parser("run", parents=[common], help="enqueue the league's matches")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--wait", action="store_true", help="follow the progress until done")
+    p.set_defaults(handler=cmd_league_run)
+    p = lsub.add_parser("status", parents=[common], help="progress and failures")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--watch", action="store_true", help="refresh until the league is done")
+    p.set_defaults(handler=cmd_league_status)
+    p = lsub.add_parser("cancel", parents=[common], help="cancel the league's matches")
+    p.add_argument("name", metavar="NAME")
+    p.set_defaults(handler=cmd_league_cancel)
+    p = lsub.add_parser("retry", parents=[common], help="re-run failed matches")
+    p.add_argument("name", metavar="NAME")
+    p.set_defaults(handler=cmd_league_retry)
+    p = lsub.add_parser("list", parents=[common], help="list leagues")
+    p.set_defaults(handler=cmd_league_list)
+
+    p = subparsers.add_parser(
+        "leaderboard", parents=[common], help="print the standings (live Elo)"
+    )
+    p.add_argument("--league", help="league (default: the newest)")
+    p.add_argument(
+        "--all-versions", action="store_true", help="every version (default: latest per bot)"
+    )
+    p.set_defaults(handler=cmd_leaderboard)
+
+    p = subparsers.add_parser(
+        "ratings",
+        parents=[common],
+        help="fit ratings from all results",
+        description="Fit Bradley-Terry ratings to every recorded result of the league (95%% "
+        "intervals) and print the head-to-head table.",
+    )
+    p.add_argument("--league", help="league (default: the newest)")
+    p.set_defaults(handler=cmd_ratings)
+
+    match = subparsers.add_parser("match", help="inspect a league match")
+    msub = match.add_subparsers(dest="match_command", metavar="ACTION")
+    msub.required = True
+    p = msub.add_parser("show", parents=[common], help="a match's status, seats and result")
+    p.add_argument("match_id", metavar="MATCH")
+    p.set_defaults(handler=cmd_match_show)
+    p = msub.add_parser("logs", parents=[common], help="what a bot printed in a match")
+    p.add_argument("match_id", metavar="MATCH")
+    p.add_argument("--bot", required=True, metavar="NAME", help="bot name, version id or seat")
+    p.set_defaults(handler=cmd_match_logs)
+    p = msub.add_parser("replay", parents=[common], help="fetch a game's replay (JSON)")
+    p.add_argument("match_id", metavar="MATCH")
+    p.add_argument("--game", type=_non_negative, default=0, metavar="I")
+    p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (default stdout)")
+    p.set_defaults(handler=cmd_match_replay)
+
+    bot = groups.get("bot")
+    if bot is not None:
+        p = bot.add_parser("versions", parents=[common], help="a bot's submitted versions")
+        p.add_argument("name", metavar="NAME")
+        p.set_defaults(handler=cmd_bot_versions)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    from .settings import SettingsError, WorkerSettings
+
+    try:
+        return WorkerSettings.from_env(redis_url=getattr(args, "redis_url", None))
+    except SettingsError as exc:
+        raise SystemExit(f"arena: invalid league settings: {exc}") from None
+
+
+def _redis(args: argparse.Namespace) -> Any:
+    import redis
+
+    client = redis.Redis.from_url(_settings(args).redis_url)
+    try:
+        client.ping()
+    except redis.exceptions.ConnectionError as exc:
+        raise SystemExit(
+            f"arena: cannot reach Redis at {_settings(args).redis_url}: {exc}"
+        ) from None
+    return client
+
+
+def _fail(message: str) -> int:
+    print(f"arena: {message}", file=sys.stderr)
+    return 1
+
+
+def _league_name(r: Any, name: str | None) -> str | None:
+    from . import store
+
+    if name:
+        return name
+    leagues = [store.get_league(r, n) for n in store.list_leagues(r)]
+    found = [lg for lg in leagues if lg is not None]
+    if not found:
+        return None
+    return max(found, key=lambda lg: lg.created).name
+
+
+def _table(headers: list[str], rows: list[list[str]], right: set[int] | None = None) -> str:
+    right = right or set()
+    widths = [len(h) for h in headers]
+    for row in rows:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], len(cell))
+
+    def line(cells: list[str]) -> str:
+        out = []
+        for i, cell in enumerate(cells):
+            out.append(cell.rjust(widths[i]) if i in right else cell.ljust(widths[i]))
+        return "  ".join(out).rstrip()
+
+    sep = "  ".join("-" * w for w in widths)
+    return "\n".join([line(headers), sep, *(line(row) for row in rows)])
+
+
+def _version_label(r: Any, vid: str) -> str:
+    from . import store
+
+    version = store.get_version(r, vid)
+    return f"{version.name}@{vid[:8]}" if version else vid[:12]
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from .worker import run_worker
+
+    settings = _settings(args)
+    _redis(args)
+    run_worker(settings, burst=args.burst, name=args.name)
+    return 0
+
+
+def cmd_league_create(args: argparse.Namespace) -> int:
+    from . import store
+    from .league import LeagueError, create_league
+
+    r = _redis(args)
+    try:
+        league = create_league(
+            r,
+            args.name,
+            args.bots,
+            players=args.players,
+            games_per_pairing=args.games_per_pairing,
+            per_decision_ms=args.per_decision_ms,
+            bank_ms=args.bank_ms,
+            faults_to_forfeit=args.faults_to_forfeit,
+            seed=args.seed,
+        )
+    except (LeagueError, store.StoreError) as exc:
+        return _fail(str(exc))
+    ls = league.settings
+    print(
+        f"league {league.name}: {len(ls.bots)} bots, {ls.players} players, "
+        f"{ls.games_per_pairing} deal(s) per combination, L={ls.time_control.per_decision_ms} ms "
+        f"B={ls.time_control.bank_ms} ms, forfeit at {ls.fault_policy.faults_to_forfeit} faults"
+    )
+    for vid in ls.bots:
+        print(f"  {_version_label(r, vid)}")
+    print(f"run it with: arena league run {league.name}")
+    return 0
+
+
+def cmd_league_run(args: argparse.Namespace) -> int:
+    from .league import LeagueError, league_progress, run_league
+
+    settings = _settings(args)
+    r = _redis(args)
+    try:
+        count = run_league(r, args.name, settings)
+    except LeagueError as exc:
+        return _fail(str(exc))
+    total = league_progress(r, args.name).total
+    print(
+        f"league {args.name}: {count} match job(s) enqueued on queue {settings.queue!r} "
+        f"({total} matches in all)"
+    )
+    if args.wait:
+        return _follow(r, args.name)
+    print(f"follow it with: arena league status {args.name} --watch")
+    return 0
+
+
+def _print_progress(progress: Any, *, failures: bool = True) -> None:
+    print(f"league {progress.league.name} ({progress.league.status.value}): {progress.bar()}")
+    print(f"  {progress.summary() or 'no matches scheduled yet (arena league run)'}")
+    if failures and progress.failures:
+        print(f"  failed matches ({len(progress.failures)}):")
+        for match_id, reason in progress.failures:
+            print(f"    {match_id}: {reason}")
+    if failures and progress.retrying:
+        print(f"  being retried ({len(progress.retrying)}):")
+        for match_id, reason in progress.retrying:
+            print(f"    {match_id}: {reason}")
+
+
+def _follow(
+    r: Any, name: str, interval: float = 0.5, *, problem: Callable[[], str | None] | None = None
+) -> int:
+    """Show the progress until the league is done; a ``problem()`` message aborts it."""
+    from .league import league_progress
+
+    tty = sys.stdout.isatty()
+    last = ""
+    while True:
+        progress = league_progress(r, name)
+        line = f"\r{progress.bar()}  {progress.summary()}"
+        if tty:
+            print(line.ljust(100), end="", flush=True)
+        elif line != last:
+            print(line.strip(), flush=True)
+        last = line
+        if progress.complete or progress.league.status.value == "cancelled":
+            break
+        trouble = problem() if problem is not None else None
+        if trouble:
+            if tty:
+                print()
+            return _fail(trouble)
+        time.sleep(interval)
+    if tty:
+        print()
+    _print_progress(progress)
+    return 0 if not progress.failures else 1
+
+
+def cmd_league_status(args: argparse.Namespace) -> int:
+    from .league import LeagueError, league_progress
+
+    r = _redis(args)
+    try:
+        if args.watch:
+            return _follow(r, args.name)
+        _print_progress(league_progress(r, args.name))
+    except LeagueError as exc:
+        return _fail(str(exc))
+    return 0
+
+
+def cmd_league_cancel(args: argparse.Namespace) -> int:
+    from .league import LeagueError, cancel_league
+
+    r = _redis(args)
+    try:
+        count = cancel_league(r, args.name, _settings(args))
+    except LeagueError as exc:
+        return _fail(str(exc))
+    print(f"league {args.name}: cancelled, {count} unfinished match(es) stopped")
+    return 0
+
+
+def cmd_league_retry(args: argparse.Namespace) -> int:
+    from .league import LeagueError, retry_league
+
+    r = _redis(args)
+    try:
+        again = retry_league(r, args.name, _settings(args))
+    except LeagueError as exc:
+        return _fail(str(exc))
+    print(f"league {args.name}: {len(again)} failed match(es) enqueued again")
+    return 0
+
+
+def cmd_league_list(args: argparse.Namespace) -> int:
+    from . import store
+    from .league import league_progress
+
+    r = _redis(args)
+    rows = []
+    for name in store.list_leagues(r):
+        progress = league_progress(r, name)
+        ls = progress.league.settings
+        rows.append(
+            [
+                name,
+                progress.league.status.value,
+                str(len(ls.bots)),
+                str(ls.players),
+                f"{progress.done}/{progress.total}",
+            ]
+        )
+    if not rows:
+        print("no leagues yet (arena league create)")
+        return 0
+    print(_table(["league", "status", "bots", "players", "done"], rows, {2, 3, 4}))
+    return 0
+
+
+def leaderboard_rows(r: Any, league: str, *, all_versions: bool = False) -> list[list[str]]:
+    from . import ratings, registry, store
+
+    rows = ratings.leaderboard(r, league)
+    if not all_versions:
+        latest: dict[str, tuple[int, str]] = {}
+        for vid, _rating, _stats in rows:
+            version = store.get_version(r, vid)
+            name = version.name if version else vid
+            order = registry.versions(r, name)
+            index = order.index(vid) if vid in order else -1
+            if name not in latest or index > latest[name][0]:
+                latest[name] = (index, vid)
+        keep = {vid for _, vid in latest.values()}
+        rows = [row for row in rows if row[0] in keep]
+    out = []
+    for rank, (vid, value, st) in enumerate(rows, 1):
+        version = store.get_version(r, vid)
+        mean_rank = st.mean_rank
+        out.append(
+            [
+                str(rank),
+                version.name if version else "?",
+                vid[:12],
+                f"{value:.1f}",
+                str(st.games),
+                str(st.wins),
+                f"{st.win_share:.1f}",
+                "-" if mean_rank is None else f"{mean_rank:.2f}",
+            ]
+        )
+    return out
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    r = _redis(args)
+    name = _league_name(r, args.league)
+    if name is None:
+        return _fail("no leagues yet (arena league create)")
+    rows = leaderboard_rows(r, name, all_versions=args.all_versions)
+    print(
+        f"leaderboard of league {name} (live Elo{'' if args.all_versions else ', latest versions'})"
+    )
+    if not rows:
+        print("no results yet")
+        return 0
+    headers = ["#", "bot", "version", "elo", "games", "wins", "win share", "mean rank"]
+    print(_table(headers, rows, {0, 3, 4, 5, 6, 7}))
+    return 0
+
+
+def cmd_ratings(args: argparse.Namespace) -> int:
+    from .ratings import results_in_order
+
+    r = _redis(args)
+    name = _league_name(r, args.league)
+    if name is None:
+        return _fail("no leagues yet (arena league create)")
+    results = results_in_order(r, name)
+    if not results:
+        print(f"league {name}: no results yet")
+        return 0
+    from .rating_report import format_fit
+
+    print(format_fit(name, results, label=lambda vid: _version_label(r, vid)))
+    return 0
+
+
+def _match_record(r: Any, match_id: str) -> Any:
+    from . import store
+
+    record = store.get_match(r, match_id)
+    if record is None:
+        candidates = [
+            m
+            for lg in store.list_leagues(r)
+            for m in store.league_matches(r, lg)
+            if m.startswith(match_id)
+        ]
+        if len(candidates) == 1:
+            record = store.get_match(r, candidates[0])
+    return record
+
+
+def cmd_match_show(args: argparse.Namespace) -> int:
+    from . import store
+
+    r = _redis(args)
+    record = _match_record(r, args.match_id)
+    if record is None:
+        return _fail(f"no match {args.match_id!r}")
+    print(
+        f"match {record.id} of league {record.league}: {record.status.value}"
+        f" (deal {record.deal}, rotation {record.rotation}, {record.attempts} attempt(s))"
+    )
+    if record.failure:
+        print(f"  last failure: {record.failure}")
+    result = store.get_result(r, record.id)
+    for seat, vid in enumerate(record.seats):
+        line = f"  seat {seat}: {_version_label(r, vid)}"
+        if result is not None:
+            ranks = ", ".join(str(g.ranks[seat]) for g in result.games)
+            totals = ", ".join(str(g.totals[seat]) for g in result.games)
+            line += f"  rank {ranks}  points {totals}"
+        print(line)
+    games = store.replay_games(r, record.id)
+    if games:
+        print(f"  replays: games {', '.join(map(str, games))} (arena match replay {record.id})")
+    return 0
+
+
+def cmd_match_logs(args: argparse.Namespace) -> int:
+    from . import store
+
+    r = _redis(args)
+    record = _match_record(r, args.match_id)
+    if record is None:
+        return _fail(f"no match {args.match_id!r}")
+    seats = []
+    for seat, vid in enumerate(record.seats):
+        version = store.get_version(r, vid)
+        label = version.name if version else ""
+        if args.bot in (str(seat), vid, label) or (len(args.bot) >= 4 and vid.startswith(args.bot)):
+            seats.append(seat)
+    if not seats:
+        names = ", ".join(_version_label(r, v) for v in record.seats)
+        return _fail(f"no bot {args.bot!r} in match {record.id} (seats: {names})")
+    for seat in seats:
+        data = store.get_bot_log(r, record.id, seat)
+        if len(seats) > 1:
+            print(f"--- seat {seat}: {_version_label(r, record.seats[seat])}")
+        sys.stdout.write(data.decode("utf-8", "replace"))
+        if data and not data.endswith(b"\n"):
+            sys.stdout.write("\n")
+        if not data:
+            print(
+                f"(no output recorded for seat {seat}; match status {record.status.value})",
+                file=sys.stderr,
+            )
+    return 0
+
+
+def cmd_match_replay(args: argparse.Namespace) -> int:
+    from . import store
+
+    r = _redis(args)
+    record = _match_record(r, args.match_id)
+    match_id = record.id if record is not None else args.match_id
+    data = store.get_replay(r, match_id, args.game)
+    if data is None:
+        games = store.replay_games(r, match_id)
+        have = f" (games with a replay: {', '.join(map(str, games))})" if games else ""
+        return _fail(f"no replay of game {args.game} of match {match_id!r}{have}")
+    if args.output is not None:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_bytes(data)
+        print(f"wrote {args.output}")
+    else:
+        sys.stdout.write(data.decode("utf-8", "replace"))
+        if not data.endswith(b"\n"):
+            sys.stdout.write("\n")
+    return 0
+
+
+def cmd_bot_submit(args: argparse.Namespace) -> int:
+    from . import registry, store
+    from .league import submit_bot
+
+    settings = _settings(args)
+    r = _redis(args)
+    try:
+        vid = submit_bot(r, args.path, args.name, settings, owner=args.owner)
+    except (store.StoreError, OSError) as exc:
+        return _fail(f"bot refused: {exc}")
+    count = len(registry.versions(r, args.name))
+    print(f"bot {args.name}: version {vid[:12]} ({vid}); {count} version(s) in all")
+    return 0
+
+
+def cmd_bot_versions(args: argparse.Namespace) -> int:
+    from . import registry, store
+
+    r = _redis(args)
+    versions = registry.versions(r, args.name)
+    if not versions:
+        return _fail(f"no bot named {args.name!r}")
+    rows = []
+    for i, vid in enumerate(versions, 1):
+        version = store.get_version(r, vid)
+        created = (
+            time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(version.created)) if version else "?"
+        )
+        rows.append(
+            [
+                str(i),
+                vid[:12],
+                created,
+                str(version.files if version else "?"),
+                str(version.size if version else "?"),
+                vid,
+            ]
+        )
+    print(_table(["#", "version", "submitted (UTC)", "files", "bytes", "id"], rows, {0, 3, 4}))
+    return 0

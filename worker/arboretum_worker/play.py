@@ -1,0 +1,252 @@
+"""Playing one league match on a private referee, over gRPC, with every bot in its sandbox.
+
+:func:`play_match` is what a match job does between reading its plan from the store and recording
+the outcome: it starts a grpc.aio referee (``arboretum_server``) listening on the unix socket
+``<match dir>/referee.sock``, creates the match over gRPC with the admin token, starts each seat's
+bot in its sandbox with the seat token (the match directory is mounted into the sandboxes, so the
+bots reach the socket), waits for the match to end, fetches the results (``GetMatch``) and every
+game's replay (``GetReplay``), and in any case kills the sandboxes and stops the referee.
+
+It must run in the process that plays the match: rq forks a work horse per job, and neither a
+gRPC channel nor an asyncio loop survives a fork, so they are all created here, inside the job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "MatchError",
+    "MatchOutcome",
+    "MatchPlan",
+    "PlayedGame",
+    "SeatPlan",
+    "play_match",
+    "run_play_match",
+]
+
+log = logging.getLogger(__name__)
+
+ADMIN_METADATA = "x-arena-admin-token"
+PROTOCOL_VERSION = 1
+SOCKET_NAME = "referee.sock"
+POLL_INTERVAL_S = 0.05
+# How long the referee waits for every seat to connect before starting anyway (absent seats fault).
+START_TIMEOUT_MS = 60_000
+
+
+class MatchError(RuntimeError):
+    """The match could not be played (the reason is the message); the job fails and may retry."""
+
+
+@dataclass(frozen=True)
+class SeatPlan:
+    """One seat: the bot's display name, and where its code is (or the built-in bot's name)."""
+
+    name: str
+    bot_path: Path | None = None
+    builtin: str | None = None
+
+
+@dataclass(frozen=True)
+class MatchPlan:
+    match_id: str
+    seed: int
+    players: int
+    games: int
+    per_decision_ms: int
+    bank_ms: int
+    faults_to_forfeit: int
+    seats: tuple[SeatPlan, ...]
+
+
+@dataclass(frozen=True)
+class PlayedGame:
+    """One finished game, per seat: rank (1 = best), total points, forfeited, faults."""
+
+    game_index: int
+    seed: int
+    ranks: tuple[int, ...]
+    totals: tuple[int, ...]
+    forfeited: tuple[bool, ...]
+    faults: tuple[int, ...]
+    turns: int
+
+
+@dataclass
+class MatchOutcome:
+    referee_match_id: str
+    status: str
+    reason: str
+    games: list[PlayedGame] = field(default_factory=list)
+    replays: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+StartBot = Callable[[int, SeatPlan, Path, str, Path], Any]
+"""``start_bot(seat, plan, socket_path, token, log_path)`` -> a handle with ``kill()`` and
+``output()``; the job passes one built on the sandbox runner."""
+
+
+def run_play_match(
+    plan: MatchPlan, match_dir: Path, start_bot: StartBot, *, deadline_s: float, output_cap: int
+) -> MatchOutcome:
+    """Synchronous entry point: a fresh asyncio loop for this match, closed at the end."""
+    return asyncio.run(
+        play_match(plan, match_dir, start_bot, deadline_s=deadline_s, output_cap=output_cap)
+    )
+
+
+async def play_match(
+    plan: MatchPlan, match_dir: Path, start_bot: StartBot, *, deadline_s: float, output_cap: int
+) -> MatchOutcome:
+    import grpc
+
+    from arboretum_proto.v1 import common_pb2, match_pb2, match_pb2_grpc
+
+    from .referee import start_private_referee
+
+    started = time.monotonic()
+    socket_path = match_dir / SOCKET_NAME
+    admin_token = secrets.token_urlsafe(24)
+    referee = await start_private_referee(socket_path, admin_token, match_dir)
+    bots: list[Any] = []
+    metadata = ((ADMIN_METADATA, admin_token),)
+    try:
+        async with grpc.aio.insecure_channel(f"unix:{socket_path}") as channel:
+            stub = match_pb2_grpc.MatchServiceStub(channel)
+            config = match_pb2.MatchConfig(
+                player_count=plan.players,
+                match_seed=plan.seed,
+                game_count=plan.games,
+                time_control=common_pb2.TimeControl(
+                    per_decision_ms=plan.per_decision_ms, bank_ms=plan.bank_ms
+                ),
+                fault_policy=common_pb2.FaultPolicy(faults_to_forfeit=plan.faults_to_forfeit),
+                seat_names=[seat.name for seat in plan.seats],
+                start_timeout_ms=START_TIMEOUT_MS,
+            )
+            created = await stub.CreateMatch(
+                match_pb2.CreateMatchRequest(protocol_version=PROTOCOL_VERSION, config=config),
+                metadata=metadata,
+                timeout=30,
+            )
+            tokens = {t.seat: t.token for t in created.seat_tokens}
+            ref_id = created.match_id
+            log.info("match %s: created on the private referee as %s", plan.match_id, ref_id)
+            # All seats' sandboxes start at once (each start is a blocking spawn, in a thread).
+            started_bots = await asyncio.gather(
+                *(
+                    asyncio.to_thread(
+                        start_bot, seat, seat_plan, socket_path, tokens[seat],
+                        match_dir / f"seat{seat}.log",
+                    )
+                    for seat, seat_plan in enumerate(plan.seats)
+                ),
+                return_exceptions=True,
+            )  # fmt: skip
+            failures = [b for b in started_bots if isinstance(b, BaseException)]
+            bots.extend(b for b in started_bots if not isinstance(b, BaseException))
+            if failures:
+                raise MatchError(f"a bot's sandbox did not start: {failures[0]}") from failures[0]
+
+            info = await _wait_for_end(stub, match_pb2, ref_id, started, deadline_s, referee, bots)
+            status = common_pb2.MatchStatus.Name(info.status).removeprefix("MATCH_STATUS_").lower()
+            outcome = MatchOutcome(referee_match_id=ref_id, status=status, reason=info.reason)
+            for result in sorted(info.results, key=lambda r: r.game_index):
+                seats = sorted(result.seats, key=lambda s: s.seat)
+                outcome.games.append(
+                    PlayedGame(
+                        game_index=result.game_index,
+                        seed=result.seed,
+                        ranks=tuple(s.rank for s in seats),
+                        totals=tuple(s.total for s in seats),
+                        forfeited=tuple(s.forfeited for s in seats),
+                        faults=tuple(s.faults for s in seats),
+                        turns=result.turns,
+                    )
+                )
+            for game in outcome.games:
+                reply = await stub.GetReplay(
+                    match_pb2.GetReplayRequest(
+                        protocol_version=PROTOCOL_VERSION,
+                        match_id=ref_id,
+                        game_index=game.game_index,
+                    ),
+                    metadata=metadata,
+                    timeout=30,
+                )
+                outcome.replays.append(reply.replay_json)
+    finally:
+        for bot in bots:
+            try:
+                await asyncio.to_thread(bot.kill)
+            except Exception:  # a dead sandbox must not stop the clean-up of the others
+                log.exception("match %s: killing a sandbox failed", plan.match_id)
+        await referee.stop(1.0)
+    outcome.outputs = [_capped(_output_of(bot), output_cap) for bot in bots]
+    outcome.seconds = time.monotonic() - started
+    return outcome
+
+
+async def _wait_for_end(
+    stub: Any,
+    match_pb2: Any,
+    ref_id: str,
+    started: float,
+    deadline_s: float,
+    referee: Any,
+    bots: list[Any],
+) -> Any:
+    """Poll GetMatch until the match is over; report a bot process that exits as a crash."""
+    from arboretum_proto.v1 import common_pb2
+
+    over = {
+        common_pb2.MATCH_STATUS_FINISHED,
+        common_pb2.MATCH_STATUS_CANCELLED,
+        common_pb2.MATCH_STATUS_FAILED,
+    }
+    request = match_pb2.GetMatchRequest(protocol_version=PROTOCOL_VERSION, match_id=ref_id)
+    crashed: set[int] = set()
+    while True:
+        reply = await stub.GetMatch(request, timeout=30)
+        if reply.match.status in over:
+            return reply.match
+        for seat, bot in enumerate(bots):
+            code = getattr(bot, "returncode", None)
+            if code is not None and seat not in crashed:
+                crashed.add(seat)
+                log.info("match %s: the bot of seat %d exited (status %s)", ref_id, seat, code)
+                try:
+                    referee.report_crash(ref_id, seat, f"the bot process exited with status {code}")
+                except Exception as exc:  # the match may have just ended
+                    log.debug("match %s: report_crash: %s", ref_id, exc)
+        if time.monotonic() - started > deadline_s:
+            raise MatchError(f"the match did not end within {deadline_s:.0f} s")
+        await asyncio.sleep(POLL_INTERVAL_S)
+
+
+def _output_of(bot: Any) -> str:
+    try:
+        text = bot.output()
+    except Exception as exc:
+        return f"(the bot's output could not be read: {exc})"
+    if isinstance(text, bytes):
+        return text.decode("utf-8", "replace")
+    return str(text or "")
+
+
+def _capped(text: str, cap: int) -> str:
+    data = text.encode("utf-8")
+    if len(data) <= cap:
+        return text
+    kept = data[:cap].decode("utf-8", "ignore")
+    return kept + f"\n[... output cut: {len(data) - cap} more bytes not kept]\n"

@@ -1,0 +1,38 @@
+"""The worker's private referee: ``arboretum_server`` in-process, on a unix socket.
+
+A thin adapter over the server's in-process API, so the rest of the league depends on one function.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Protocol
+
+__all__ = ["PrivateReferee", "start_private_referee"]
+
+log = logging.getLogger(__name__)
+
+
+class PrivateReferee(Protocol):
+    async def stop(self, grace: float | None) -> Any: ...
+
+    def report_crash(self, match_id: str, seat: int, reason: str = "") -> None: ...
+
+
+async def start_private_referee(
+    socket_path: Path, admin_token: str, replay_dir: Path | None
+) -> PrivateReferee:
+    """Start a referee listening only on ``unix:<socket_path>``, with this admin token."""
+    from arboretum_server import Settings, start_referee
+
+    settings = Settings(
+        listen=(f"unix:{socket_path}",),
+        admin_token=admin_token,
+        replay_dir=replay_dir,
+        max_matches=4,
+        keep_finished=16,
+    )
+    referee: PrivateReferee = await start_referee(settings)
+    log.debug("private referee listening on unix:%s", socket_path)
+    return referee

@@ -1,0 +1,459 @@
+"""Local runners: bubblewrap, ``unshare`` and the unsandboxed fallback for built-in bots."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from .base import (
+    SOCKET_INSIDE,
+    LaunchSpec,
+    SandboxedBot,
+    SandboxError,
+    SandboxRunner,
+    UidSlot,
+    UidSlotPool,
+    log,
+)
+from .capture import OutputCapture
+from .limits import DEFAULT_LIMITS, SandboxLimits
+
+__all__ = [
+    "LAUNCHER",
+    "BareRunner",
+    "BwrapRunner",
+    "UnshareRunner",
+    "bwrap_usable",
+    "unshare_usable",
+]
+
+# Runs inside the sandbox as its first process (``python -I -S -c LAUNCHER <json>``): optional
+# mounts (unshare runner), then drop to the slot uid (root worker), no_new_privs, rlimits, exec.
+LAUNCHER = r"""
+import ctypes, json, os, resource, sys
+cfg = json.loads(sys.argv[1])
+libc = ctypes.CDLL(None, use_errno=True)
+def fail(msg):
+    os.write(2, ("arena-sandbox: " + msg + "\n").encode())
+    os._exit(125)
+def mount(src, tgt, fstype, flags, data=None, strict=True):
+    enc = lambda s: None if s is None else s.encode()
+    if libc.mount(enc(src), enc(tgt), enc(fstype), ctypes.c_ulong(flags), enc(data)) != 0:
+        if strict:
+            fail("mount %s: %s" % (tgt, os.strerror(ctypes.get_errno())))
+RDONLY, NOSUID, NODEV, REMOUNT, BIND, REC = 1, 2, 4, 32, 4096, 16384
+fs = cfg.get("fs")
+if fs:
+    fds = [(os.open(src, os.O_PATH | os.O_CLOEXEC), dst) for src, dst in fs["binds"]]
+    with open("/proc/self/mountinfo") as fh:
+        points = [l.split()[4].replace("\\040", " ") for l in fh]
+    for mp in points:
+        if not mp.startswith(("/proc", "/dev")):
+            mount(None, mp, None, REMOUNT | BIND | RDONLY, strict=False)
+    for d in fs["hide"]:
+        mount("tmpfs", d, "tmpfs", NOSUID | NODEV, "mode=755,size=1m")
+    mount("tmpfs", "/tmp", "tmpfs", NOSUID | NODEV, "mode=1777,size=%d" % fs["tmp_size"])
+    if os.path.isdir("/dev/shm"):  # the host's would be shared and writable
+        mount("tmpfs", "/dev/shm", "tmpfs", NOSUID | NODEV, "mode=1777,size=%d" % fs["tmp_size"])
+    for fd, dst in fds:
+        if os.path.isdir("/proc/self/fd/%d" % fd):
+            os.makedirs(dst, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            open(dst, "a").close()
+        mount("/proc/self/fd/%d" % fd, dst, None, BIND | REC)
+        mount(None, dst, None, REMOUNT | BIND | RDONLY | NOSUID | NODEV)
+        os.close(fd)
+    for d in fs["hide"]:
+        mount(None, d, None, REMOUNT | RDONLY | NOSUID | NODEV)
+uid = cfg.get("uid")
+if uid is not None:
+    for cap in range(64):
+        if libc.prctl(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP; EINVAL past the last cap
+            break
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+for name, value in cfg["rlimits"].items():
+    resource.setrlimit(getattr(resource, name), (value, value))
+os.chdir(cfg.get("cwd", "/tmp"))
+try:
+    os.execv(cfg["argv"][0], cfg["argv"])
+except OSError as exc:
+    fail("exec %s: %s" % (cfg["argv"][0], exc))
+"""
+
+_BASE_SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin")
+_ETC_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf")
+
+
+def _is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def _launcher_argv(cfg: Mapping[str, object]) -> list[str]:
+    python = str(Path(sys.executable).resolve())
+    return [python, "-I", "-S", "-c", LAUNCHER, json.dumps(cfg)]
+
+
+def _spawn_process(
+    argv: list[str], spec: LaunchSpec, limit: int, pass_fds: tuple[int, ...] = ()
+) -> tuple[subprocess.Popen[bytes], OutputCapture]:
+    read_fd, write_fd = os.pipe()
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=write_fd,
+            stderr=write_fd,
+            env=spec.env,
+            close_fds=True,
+            pass_fds=pass_fds,
+            start_new_session=True,
+            cwd="/",
+            umask=0o022,  # bwrap creates the mount points' parent folders with it
+        )
+    except BaseException:
+        os.close(read_fd)
+        os.close(write_fd)
+        raise
+    os.close(write_fd)
+    return proc, OutputCapture(read_fd, limit, spec.log_path, spec.name)
+
+
+def require_world_readable(path: Path) -> None:
+    """Raise unless the sandbox's unprivileged uid can read every file of the bot."""
+    entries = [path] if path.is_file() else [path, *path.rglob("*")]
+    for entry in entries:
+        if entry.is_symlink():
+            continue
+        mode = entry.stat().st_mode
+        need = 0o005 if entry.is_dir() else 0o004
+        if mode & need != need:
+            raise SandboxError(
+                f"{entry} is not readable by the sandbox's unprivileged user (mode "
+                f"{oct(mode & 0o777)}): bot files must be world-readable (umask 022)"
+            )
+
+
+def _child_of(pid: int, timeout: float = 5.0) -> int | None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/task/{pid}/children") as fh:
+                kids = fh.read().split()
+        except OSError:
+            return None
+        if kids:
+            return int(kids[0])
+        time.sleep(0.005)
+    return None
+
+
+# ------------------------------------------------------------------------------ bubblewrap
+@functools.cache
+def bwrap_usable(bwrap: str = "bwrap") -> bool:
+    """Whether bubblewrap runs here with a new pid and network namespace."""
+    exe = shutil.which(bwrap)
+    if exe is None:
+        return False
+    args = [exe, "--ro-bind", "/", "/", "--unshare-pid", "--unshare-net", "--die-with-parent"]
+    if not _is_root():
+        args.append("--unshare-user")
+    try:
+        res = subprocess.run([*args, "true"], capture_output=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return res.returncode == 0
+
+
+class BwrapRunner(SandboxRunner):
+    """Each bot in a bubblewrap sandbox: new pid, net, ipc, uts, (cgroup) and mount namespaces.
+
+    The root is an empty read-only tmpfs holding only: /usr, /lib*, /bin, /sbin and a few /etc
+    files (read-only); the Python runtime paths (read-only, at their host paths); the bot at
+    /bot/<name> (read-only); the socket file at /run/arena/referee.sock; a fresh /proc and /dev;
+    a private tmpfs at /tmp (``tmp_size_bytes``). As root, the launcher drops to a dedicated uid
+    from :class:`UidSlotPool`; otherwise bwrap adds a user namespace (``--disable-userns``).
+    """
+
+    kind = "bwrap"
+
+    def __init__(
+        self,
+        limits: SandboxLimits = DEFAULT_LIMITS,
+        *,
+        bwrap: str = "bwrap",
+        uid_pool: UidSlotPool | None = None,
+    ) -> None:
+        super().__init__(limits)
+        exe = shutil.which(bwrap)
+        if exe is None:
+            raise SandboxError("bubblewrap (bwrap) not found")
+        self.bwrap = exe
+        self.privileged = _is_root()
+        self.uid_pool = uid_pool or UidSlotPool()
+
+    def describe(self) -> str:
+        mode = "root: dedicated uid per sandbox" if self.privileged else "user namespace"
+        return f"bwrap ({self.bwrap}, {mode})"
+
+    def bwrap_args(self, spec: LaunchSpec, uid: int | None) -> list[str]:
+        a = [self.bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
+        a += ["--unshare-cgroup-try", "--hostname", "arena-bot", "--new-session"]
+        a += ["--die-with-parent", "--cap-drop", "ALL"]
+        if uid is not None:
+            # the launcher needs these to drop to the slot uid (and then has none at all)
+            a += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP"]
+        else:
+            a += ["--unshare-user", "--uid", "1000", "--gid", "1000", "--disable-userns"]
+        for d in _BASE_SYSTEM_DIRS:
+            if os.path.islink(d):
+                a += ["--symlink", os.readlink(d), d]
+            elif os.path.isdir(d):
+                a += ["--ro-bind", d, d]
+        for f in _ETC_FILES:
+            if os.path.exists(f):
+                a += ["--ro-bind", f, f]
+        made: set[str] = set()
+        for path in spec.binds:
+            # bwrap would create the parents 0700 (unreachable for the slot uid): make them 0755
+            for parent in reversed(path.parents[:-1]):
+                if str(parent) not in made and not str(parent).startswith("/usr"):
+                    made.add(str(parent))
+                    a += ["--perms", "0755", "--dir", str(parent)]
+            a += ["--ro-bind", str(path), str(path)]
+        a += ["--proc", "/proc", "--dev", "/dev"]
+        a += ["--size", str(self.limits.tmp_size_bytes), "--perms", "1777", "--tmpfs", "/tmp"]
+        a += ["--perms", "0755", "--dir", "/run", "--perms", "0755", "--dir", "/run/arena"]
+        a += ["--perms", "0755", "--dir", "/bot"]
+        if spec.socket_host is not None:
+            a += ["--ro-bind", str(spec.socket_host), SOCKET_INSIDE]
+        if spec.bot_host is not None and spec.bot_inside is not None:
+            a += ["--ro-bind", str(spec.bot_host), spec.bot_inside]
+        a += ["--remount-ro", "/", "--chdir", "/tmp"]
+        return a
+
+    def _spawn(self, spec: LaunchSpec) -> SandboxedBot:
+        if self.privileged and spec.bot_host is not None:
+            require_world_readable(spec.bot_host)
+        slot: UidSlot | None = self.uid_pool.acquire() if self.privileged else None
+        uid = slot.uid if slot else None
+        if slot is not None and spec.socket_host is not None:
+            # the slot uid must be allowed to connect(); the match dir itself stays private
+            os.chmod(spec.socket_host, 0o666)
+        cfg = {"argv": spec.argv, "rlimits": self.limits.rlimits(), "uid": uid}
+        info_r, info_w = os.pipe()
+        argv = [*self.bwrap_args(spec, uid), "--info-fd", str(info_w), "--"]
+        argv += _launcher_argv(cfg)
+        try:
+            proc, capture = _spawn_process(argv, spec, self.limits.output_bytes, (info_w,))
+        except BaseException:
+            os.close(info_r)
+            if slot:
+                slot.release()
+            raise
+        finally:
+            os.close(info_w)
+        info = _read_info(info_r)
+        bot = SandboxedBot(
+            name=spec.name,
+            kind=self.kind,
+            proc=proc,
+            capture=capture,
+            sandbox_pidns=info.get("pid-namespace"),
+            sandbox_init_pid=info.get("child-pid"),
+            uid_slot=slot,
+            log_path=spec.log_path,
+        )
+        if not info:
+            rc = bot.wait(10)
+            bot.kill()
+            raise SandboxError(
+                f"bwrap failed to set up the sandbox of {spec.name} (exit {rc}): "
+                + bot.output().decode(errors="replace")[-2000:]
+            )
+        return bot
+
+
+def _read_info(fd: int, timeout: float = 20.0) -> dict[str, int]:
+    data = b""
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], max(deadline - time.monotonic(), 0))
+            if not ready:
+                break
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            data += chunk
+            with contextlib.suppress(ValueError):
+                parsed = json.loads(data)
+                return {k: int(v) for k, v in parsed.items() if isinstance(v, int)}
+    finally:
+        os.close(fd)
+    return {}
+
+
+# ------------------------------------------------------------------------------ unshare
+@functools.cache
+def unshare_usable(unshare: str = "unshare") -> bool:
+    """Whether ``unshare`` can create net, pid and mount namespaces here."""
+    exe = shutil.which(unshare)
+    if exe is None:
+        return False
+    args = [exe, "--net", "--pid", "--fork", "--mount", "--kill-child"]
+    if not _is_root():
+        args.insert(1, "--map-root-user")
+    try:
+        res = subprocess.run([*args, "true"], capture_output=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return res.returncode == 0
+
+
+class UnshareRunner(SandboxRunner):
+    """Fallback where bubblewrap is missing: ``unshare`` namespaces plus the launcher's mounts.
+
+    New net, pid (fresh /proc), ipc, uts and mount namespaces (a user namespace too when the
+    worker is not root). In its mount namespace the launcher remounts every host mount
+    read-only, puts empty tmpfs over /root, /home and the top-level folders of the runtime
+    paths, binds the runtime paths back read-only, mounts a private /tmp and binds the bot
+    (at /run/arena/bot/<name>) and the socket. Unlike bwrap, the rest of the host's /etc, /usr,
+    /var, /opt stays visible (read-only).
+    """
+
+    kind = "unshare"
+    _SYSTEM_TOP = frozenset(
+        {"usr", "lib", "lib64", "lib32", "bin", "sbin", "etc", "proc", "sys", "dev", "tmp", "var"}
+    )
+
+    def __init__(
+        self,
+        limits: SandboxLimits = DEFAULT_LIMITS,
+        *,
+        unshare: str = "unshare",
+        uid_pool: UidSlotPool | None = None,
+    ) -> None:
+        super().__init__(limits)
+        exe = shutil.which(unshare)
+        if exe is None:
+            raise SandboxError("unshare not found")
+        self.unshare = exe
+        self.privileged = _is_root()
+        self.uid_pool = uid_pool or UidSlotPool()
+
+    def describe(self) -> str:
+        mode = "root: dedicated uid per sandbox" if self.privileged else "user namespace"
+        return f"unshare ({self.unshare}, {mode})"
+
+    def _spawn(self, spec: LaunchSpec) -> SandboxedBot:
+        bot_inside = None
+        if spec.bot_host is not None:
+            bot_inside = f"/run/arena/bot/{spec.bot_host.name}"
+            spec.argv = [a.replace(spec.bot_inside or "\0", bot_inside) for a in spec.argv]
+        binds = [(str(p), str(p)) for p in spec.binds]
+        if spec.bot_host is not None and bot_inside is not None:
+            binds.append((str(spec.bot_host), bot_inside))
+        if spec.socket_host is not None:
+            binds.append((str(spec.socket_host), SOCKET_INSIDE))
+        hide = {"/root", "/home", "/run", "/srv", "/mnt", "/media", "/opt"}
+        for p in spec.binds:
+            top = p.parts[1] if len(p.parts) > 1 else ""
+            if top and top not in self._SYSTEM_TOP:
+                hide.add("/" + top)
+        hide = {h for h in hide if os.path.isdir(h) and not os.path.islink(h)}
+        if self.privileged and spec.bot_host is not None:
+            require_world_readable(spec.bot_host)
+        slot: UidSlot | None = self.uid_pool.acquire() if self.privileged else None
+        if slot is not None and spec.socket_host is not None:
+            os.chmod(spec.socket_host, 0o666)
+        fs = {"binds": binds, "hide": sorted(hide), "tmp_size": self.limits.tmp_size_bytes}
+        cfg = {
+            "argv": spec.argv,
+            "rlimits": self.limits.rlimits(),
+            "uid": slot.uid if slot else None,
+            "fs": fs,
+        }
+        argv = [self.unshare]
+        if not self.privileged:
+            argv.append("--map-root-user")
+        argv += ["--net", "--pid", "--fork", "--kill-child", "--mount-proc", "--ipc", "--uts"]
+        argv += ["--propagation", "private", "--"]
+        argv += _launcher_argv(cfg)
+        try:
+            proc, capture = _spawn_process(argv, spec, self.limits.output_bytes)
+        except BaseException:
+            if slot:
+                slot.release()
+            raise
+        child = _child_of(proc.pid)
+        pidns = None
+        if child is not None:
+            with contextlib.suppress(OSError):
+                pidns = os.stat(f"/proc/{child}/ns/pid").st_ino
+        return SandboxedBot(
+            name=spec.name,
+            kind=self.kind,
+            proc=proc,
+            capture=capture,
+            sandbox_pidns=pidns,
+            sandbox_init_pid=child,
+            uid_slot=slot,
+            log_path=spec.log_path,
+        )
+
+
+# ------------------------------------------------------------------------------ none
+class BareRunner(SandboxRunner):
+    """No sandbox: rlimits only (no process limit: it would count the worker's own uid).
+
+    Runs built-in bots only; submitted bots raise :class:`SandboxUnavailableError`. The bot gets
+    a scratch folder of its own as HOME/TMPDIR and a fresh environment; the socket is used at its
+    host path.
+    """
+
+    kind = "none"
+    isolating = False
+
+    def _spawn(self, spec: LaunchSpec) -> SandboxedBot:
+        log.warning(
+            "no sandbox: running built-in bot %s with rlimits only (no network/filesystem "
+            "isolation)",
+            spec.name,
+        )
+        scratch = tempfile.mkdtemp(prefix="arena-bot-")
+        spec.env.update(HOME=scratch, TMPDIR=scratch)
+        if spec.socket_host is not None:
+            spec.argv = [a.replace(SOCKET_INSIDE, str(spec.socket_host)) for a in spec.argv]
+        rlimits = {k: v for k, v in self.limits.rlimits().items() if k != "RLIMIT_NPROC"}
+        cfg = {"argv": spec.argv, "rlimits": rlimits, "uid": None, "cwd": scratch}
+        proc, capture = _spawn_process(_launcher_argv(cfg), spec, self.limits.output_bytes)
+        bot = _ScratchBot(
+            name=spec.name, kind=self.kind, proc=proc, capture=capture, log_path=spec.log_path
+        )
+        bot.scratch = scratch
+        return bot
+
+
+class _ScratchBot(SandboxedBot):
+    scratch: str = ""
+
+    def _cleanup(self) -> None:
+        try:
+            super()._cleanup()
+        finally:
+            if self.scratch:
+                shutil.rmtree(self.scratch, ignore_errors=True)

@@ -1,0 +1,322 @@
+"""League schedule: a round robin in which seats and deals are fair.
+
+**Combinations.** With ``players`` = P seats and v bots, every P-subset of the bots (a
+*combination*) plays, as long as there are at most :data:`MAX_FULL_COMBINATIONS` (200) of them.
+Beyond that, the league plays a *balanced* block set instead (:func:`design`): a set of
+P-subsets in which every pair of bots meets the same number of times (lambda), found as a
+cyclic design (see :func:`design`). Two-player leagues always play every pair: that is the
+only balanced set.
+
+**Deals and seats.** Each combination plays ``games_per_pairing`` = N deals, and each deal in
+all P cyclic seat rotations: N * P games per combination. Rotation r seats the combination's
+bot ``(s + r) mod P`` in seat s, so every bot sits in every seat once per deal.
+
+**A match is one game**: one deal in one rotation, played by fresh bot processes. So a bot
+process never sees a deal before it plays it: the same deal in another rotation is always
+another match, with other processes. The P matches of one deal share the match seed (the deal
+is ``derive_game_seed(match_seed, 0)``); their ids differ.
+
+**Ids and seeds are deterministic.** The bots are sorted first, so the schedule depends on the
+set of bots only. ``match_id = sha256("arboretum-match:{league}:{bots of the combination,
+'/'-joined}:{deal}:{rotation}")``, first 20 hex digits; ``seed = first 8 bytes of
+sha256("arboretum-deal:{league seed}:{combination}:{deal}")``. Raising N later keeps the ids and
+seeds of the deals already scheduled.
+
+**A known leak.** A game's seed is revealed to its bots when the game ends, while another
+rotation of the same deal may still be running on another worker. Bots are sandboxed without
+network and each match starts fresh processes, so a bot cannot pass the seed on; the leak is
+harmless only under that isolation.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import itertools
+import math
+import random
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "MAX_FULL_COMBINATIONS",
+    "Design",
+    "MatchSpec",
+    "ScheduleError",
+    "deal_seed",
+    "design",
+    "match_id",
+    "pair_counts",
+    "round_robin",
+]
+
+MAX_FULL_COMBINATIONS = 200
+SEARCH_STEPS = 4_000
+"""Moves per base block and restart of the design search."""
+SEARCH_BUDGET = 400_000
+"""Moves of the design search in all (deterministic; bounds its time to a few seconds)."""
+MAX_COMBINATIONS = 20_000
+"""When no design is found, every combination is played, up to this many (else an error)."""
+
+
+class ScheduleError(ValueError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class MatchSpec:
+    """One scheduled match: one game of one deal in one seat rotation."""
+
+    match_id: str
+    league: str
+    seats: tuple[str, ...]
+    """Version ids in seat order (seat 0 moves first)."""
+    combination: tuple[str, ...]
+    """The combination's version ids, sorted; seats is its rotation by ``rotation``."""
+    deal: int
+    rotation: int
+    seed: int
+    """The match seed; the game's seed is ``arboretum.state.derive_game_seed(seed, 0)``."""
+
+    @property
+    def players(self) -> int:
+        return len(self.seats)
+
+
+@dataclass(frozen=True, slots=True)
+class Design:
+    """A block set on points 0..v-1 in which every pair of points meets ``lam`` times."""
+
+    v: int
+    k: int
+    blocks: tuple[tuple[int, ...], ...]
+    lam: int
+    method: str
+    """``all`` (every k-subset), ``cyclic`` (base blocks developed mod v) or
+    ``1-rotational`` (points Z_(v-1) plus a fixed point, base blocks developed mod v-1)."""
+
+
+def pair_counts(blocks: Iterable[Sequence[int]]) -> Counter[tuple[int, int]]:
+    """How many blocks each pair (a < b) appears in."""
+    counts: Counter[tuple[int, int]] = Counter()
+    for block in blocks:
+        for a, b in itertools.combinations(sorted(block), 2):
+            counts[a, b] += 1
+    return counts
+
+
+def _is_balanced(v: int, blocks: Sequence[Sequence[int]], lam: int) -> bool:
+    counts = pair_counts(blocks)
+    return len(counts) == v * (v - 1) // 2 and all(c == lam for c in counts.values())
+
+
+def _full(v: int, k: int) -> Design:
+    blocks = tuple(itertools.combinations(range(v), k))
+    return Design(v, k, blocks, math.comb(v - 2, k - 2), "all")
+
+
+def _candidates(v: int, k: int, limit: int) -> list[tuple[int, str, int, int, int]]:
+    """(blocks, method, lam, base blocks with infinity, base blocks without), fewest first.
+
+    cyclic on Z_v: b base blocks, each with k(k-1) ordered differences, must give every
+    nonzero difference lam times: b k (k-1) = lam (v-1); v * b blocks.
+    1-rotational on Z_m + {inf}, m = v-1: c base blocks hold inf, each pairs inf with k-1
+    points of every orbit, so lam = c (k-1); their finite parts have (k-1)(k-2) differences,
+    the f others k(k-1): c (k-1)(k-2) + f k (k-1) = lam (m-1); m (c + f) blocks.
+    """
+    out = []
+    kk = k * (k - 1)
+    for lam in range(1, 4 * kk + 1):
+        if (lam * (v - 1)) % kk == 0:
+            b = lam * (v - 1) // kk
+            if v * b < limit:
+                out.append((v * b, "cyclic", lam, 0, b))
+        m = v - 1
+        if lam % (k - 1) == 0 and m > k:
+            c = lam // (k - 1)
+            rest = lam * (m - 1) - c * (k - 1) * (k - 2)
+            if rest >= 0 and rest % kk == 0 and m * (c + rest // kk) < limit:
+                out.append((m * (c + rest // kk), "1-rotational", lam, c, rest // kk))
+    out.sort()
+    return out
+
+
+def _short_orbit(block: Sequence[int], m: int) -> bool:
+    s = set(block)
+    first = block[0]
+    return any(all((x + t) % m in s for x in block) for t in ((y - first) % m for y in block[1:]))
+
+
+def _orbit_key(block: Sequence[int], m: int) -> tuple[int, ...]:
+    return min(tuple(sorted((x - t) % m for x in block)) for t in block)
+
+
+def _full_distinct_orbits(blocks: Sequence[Sequence[int]], sizes: Sequence[int], m: int) -> bool:
+    """Every base block has a full orbit (m blocks) and no two share an orbit."""
+    if any(_short_orbit(b, m) for b in blocks if len(b) > 1):
+        return False
+    keys = {(size, _orbit_key(b, m)) for b, size in zip(blocks, sizes, strict=True)}
+    return len(keys) == len(blocks)
+
+
+def _search(
+    m: int, lam: int, sizes: Sequence[int], rng: random.Random, steps: int, budget: list[int]
+) -> list[list[int]] | None:
+    """Base blocks in Z_m (given sizes) whose ordered differences cover 1..m-1 ``lam`` times.
+
+    A deterministic local search on the squared error of the difference counts: move one
+    point of one block, keep the move unless it raises the error (and rarely even then, to
+    leave plateaus); restart from scratch a few times.
+    """
+    for _restart in range(4):
+        blocks = [rng.sample(range(m), size) for size in sizes]
+        cnt = [0] * m
+        for block in blocks:
+            for a in block:
+                for b in block:
+                    if a != b:
+                        cnt[(a - b) % m] += 1
+        err = sum((c - lam) ** 2 for c in cnt[1:])
+        force = False
+        for _ in range(steps):
+            budget[0] -= 1
+            if budget[0] < 0:
+                return None
+            if err == 0:
+                if _full_distinct_orbits(blocks, sizes, m):
+                    return [sorted(b) for b in blocks]
+                force = True  # a short or repeated orbit: move on from here
+            block = blocks[rng.randrange(len(blocks))]
+            if len(block) < 2:
+                continue
+            pos = rng.randrange(len(block))
+            new = rng.randrange(m)
+            if new in block:
+                continue
+            old = block[pos]
+            change: dict[int, int] = {}
+            for x in block:
+                if x != old:
+                    for d, sign in (
+                        ((old - x) % m, -1),
+                        ((x - old) % m, -1),
+                        ((new - x) % m, 1),
+                        ((x - new) % m, 1),
+                    ):
+                        change[d] = change.get(d, 0) + sign
+            delta = sum(
+                (cnt[d] + c - lam) ** 2 - (cnt[d] - lam) ** 2 for d, c in change.items() if c
+            )
+            if delta <= 0 or force or rng.random() < 0.002:
+                force = False
+                for d, c in change.items():
+                    cnt[d] += c
+                block[pos] = new
+                err += delta
+    return None
+
+
+def _develop(v: int, k: int, method: str, lam: int, base: list[list[int]], c: int) -> Design:
+    m = v if method == "cyclic" else v - 1
+    blocks = []
+    for index, block in enumerate(base):
+        with_inf = index < c
+        for t in range(m):
+            b = sorted((x + t) % m for x in block)
+            if with_inf:
+                b.append(m)  # the fixed point is v - 1
+            blocks.append(tuple(b))
+    return Design(v, k, tuple(sorted(blocks)), lam, method)
+
+
+@functools.lru_cache(maxsize=64)
+def design(v: int, k: int) -> Design:
+    """The combinations a league of ``v`` bots and ``k`` seats plays, as blocks on 0..v-1.
+
+    Every k-subset when there are at most MAX_FULL_COMBINATIONS of them, or when k = 2.
+    Otherwise the smallest balanced design found among: cyclic designs (base blocks
+    developed mod v) and 1-rotational designs (points Z_(v-1) and one fixed point; base
+    blocks developed mod v-1, some containing the fixed point), tried from the fewest
+    blocks up for every lambda that the counting conditions allow, each by a seeded (so
+    deterministic) local search for base blocks whose differences cover every nonzero
+    residue lambda times. Falls back to every k-subset if no such design is found. Every
+    design returned is checked: every pair meets exactly ``lam`` times, no block twice.
+    """
+    if not 2 <= k <= v:
+        raise ScheduleError(f"cannot seat {k} players from {v} bots")
+    total = math.comb(v, k)
+    if total <= MAX_FULL_COMBINATIONS or k == 2 or k >= v - 1:
+        return _full(v, k)
+    budget = [SEARCH_BUDGET]
+    for _count, method, lam, c, f in _candidates(v, k, total):
+        if budget[0] <= 0:
+            break
+        m = v if method == "cyclic" else v - 1
+        rng = random.Random(f"arboretum-design:{v}:{k}:{method}:{lam}")
+        sizes = [k - 1] * c + [k] * f
+        base = _search(m, lam, sizes, rng, SEARCH_STEPS * (c + f), budget)
+        if base is None:
+            continue
+        found = _develop(v, k, method, lam, base, c)
+        if len(set(found.blocks)) == len(found.blocks) and _is_balanced(v, found.blocks, lam):
+            return found
+    if total > MAX_COMBINATIONS:
+        raise ScheduleError(
+            f"no balanced design found for {v} bots in {k}-player games, and all {total} "
+            f"combinations are more than {MAX_COMBINATIONS}: use fewer bots or players"
+        )
+    return _full(v, k)
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.sha256(text.encode()).digest()
+
+
+def match_id(league: str, combination: Sequence[str], deal: int, rotation: int) -> str:
+    return _digest(f"arboretum-match:{league}:{'/'.join(combination)}:{deal}:{rotation}").hex()[:20]
+
+
+def deal_seed(league_seed: int, combination: Sequence[str], deal: int) -> int:
+    text = f"arboretum-deal:{league_seed}:{'/'.join(combination)}:{deal}"
+    return int.from_bytes(_digest(text)[:8], "big")
+
+
+def round_robin(
+    league: str,
+    bots: Sequence[str],
+    players: int,
+    games_per_pairing: int,
+    seed: int,
+) -> list[MatchSpec]:
+    """Every match of the league, deal by deal, then rotation, then combination."""
+    if players not in (2, 3, 4):
+        raise ScheduleError(f"players must be 2, 3 or 4, not {players!r}")
+    if games_per_pairing < 1:
+        raise ScheduleError("games_per_pairing must be 1 or more")
+    if len(set(bots)) != len(bots):
+        raise ScheduleError("each bot may appear once in a league")
+    if not 0 <= seed < 1 << 64:
+        raise ScheduleError("the league seed is an integer from 0 to 2**64-1")
+    ordered = sorted(bots)
+    if len(ordered) < players:
+        raise ScheduleError(f"{len(ordered)} bots cannot fill {players} seats")
+    d = design(len(ordered), players)
+    combos = [tuple(ordered[i] for i in block) for block in d.blocks]
+    specs = []
+    for deal in range(games_per_pairing):
+        for rotation in range(players):
+            for combo in combos:
+                seats = tuple(combo[(s + rotation) % players] for s in range(players))
+                specs.append(
+                    MatchSpec(
+                        match_id=match_id(league, combo, deal, rotation),
+                        league=league,
+                        seats=seats,
+                        combination=combo,
+                        deal=deal,
+                        rotation=rotation,
+                        seed=deal_seed(seed, combo, deal),
+                    )
+                )
+    return specs

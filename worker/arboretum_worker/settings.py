@@ -1,0 +1,168 @@
+"""The league worker's settings, from the environment and flags, validated at start-up.
+
+======================  ================================  =====================================
+setting                 environment                       default
+======================  ================================  =====================================
+Redis URL               ``REDIS_URL`` (``--redis-url``)   ``redis://localhost:6379/0``
+rq queue                ``ARENA_QUEUE``                   ``arena``
+per-match directories   ``ARENA_MATCH_ROOT``              ``arboretum-matches`` in the system
+                                                          temporary directory
+sandbox runner          ``ARENA_SANDBOX``                 ``auto`` (bwrap, else unshare, else
+                                                          none: built-in bots only); ``docker``
+bots' docker image      ``ARENA_BOT_IMAGE``               the docker runner's default
+bot output kept         ``ARENA_OUTPUT_CAP``              65536 bytes per bot and match
+maintenance interval    ``ARENA_MAINTENANCE_INTERVAL_S``  10 s
+heartbeat interval      ``ARENA_MONITOR_INTERVAL_S``      5 s
+heartbeat margin        ``ARENA_HEARTBEAT_MARGIN_S``      15 s
+retries per match       ``ARENA_RETRIES``                 2
+======================  ================================  =====================================
+
+The rq settings and why (also in docs/league.md, "Running a league"):
+
+- **Queue** ``arena``: one queue for league matches; any number of workers listen on it.
+- **Retries** ``Retry(max=2)``: a match whose attempt fails (referee error, bot sandbox failure,
+  a worker killed mid-match) runs again up to twice, then is marked failed with the reason of the
+  last attempt. A re-run replays the same match id and seed, and the result is recorded
+  first-writer-wins, so a match is never counted twice.
+- **Maintenance interval** 10 s (rq's default is 10 min): how often a worker looks for abandoned
+  jobs (their worker died) and re-queues them; low, so a killed worker's match is found quickly.
+- **Heartbeat**: ``arena worker`` heartbeats every ``ARENA_MONITOR_INTERVAL_S``; its execution
+  entries expire ``ARENA_HEARTBEAT_MARGIN_S`` after the last heartbeat (rq's margin: 60 s). With
+  the defaults a dead worker's match is re-queued 5 + 15 + 10 = 30 s after its last heartbeat at
+  the latest. Plain ``rq worker arena`` works too, with rq's margins (about 100 s).
+- **Job timeout**: see :func:`job_timeout`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "DEFAULT_QUEUE",
+    "DEFAULT_REDIS_URL",
+    "HEARTBEAT_MARGIN_S",
+    "STARTUP_MARGIN_S",
+    "SettingsError",
+    "WorkerSettings",
+    "deck_size",
+    "job_timeout",
+    "max_decisions_per_game",
+]
+
+DEFAULT_REDIS_URL = "redis://localhost:6379/0"
+DEFAULT_QUEUE = "arena"
+# Seconds allowed for everything in a match job that is not a game: starting the referee and the
+# sandboxes, the bots' imports and connection, fetching results and replays, clean-up.
+STARTUP_MARGIN_S = 90
+# An execution whose worker stopped heartbeating expires this long after the last heartbeat.
+HEARTBEAT_MARGIN_S = 15
+
+_CARDS = 80
+_HAND = 7
+_SPECIES_CARDS = {2: 48, 3: 64, 4: _CARDS}
+
+
+class SettingsError(ValueError):
+    """An invalid league setting (named in the message)."""
+
+
+def deck_size(players: int) -> int:
+    """Cards in the draw pile after the deal: 34, 43 or 52 for 2, 3 or 4 players."""
+    if players not in _SPECIES_CARDS:
+        raise SettingsError(f"Arboretum is played by 2, 3 or 4 players, not {players}")
+    return _SPECIES_CARDS[players] - _HAND * players
+
+
+def max_decisions_per_game(players: int) -> int:
+    """An upper bound on the decisions of one game: 3 per turn, at most ``deck_size`` turns.
+
+    Each turn draws two cards and discards one, so the discard piles change by (cards drawn from
+    the deck) - 1 per turn. They start empty and never go negative, hence after T turns at least
+    T cards came from the deck; the game ends when the deck is empty, so T <= deck size.
+    """
+    return 3 * deck_size(players)
+
+
+def job_timeout(
+    players: int, games: int, per_decision_ms: int, bank_ms: int, margin_s: int = STARTUP_MARGIN_S
+) -> int:
+    """The rq job timeout of a match, in whole seconds.
+
+    A decision times out after its free time L plus what is left of its seat's bank, and a bank
+    (B) is spent at most once per seat and game, so a game lasts at most
+    ``max_decisions_per_game(P) * L + P * B`` on the clocks. A match is ``games`` of them plus the
+    start-up margin (referee, sandboxes, bot start-up, fetching results; the referee's own
+    overhead per decision is far below L). Example: 2 players, 1 game, L = 1 s, B = 10 s gives
+    102 + 20 + 90 = 212 s.
+    """
+    game_s = (max_decisions_per_game(players) * per_decision_ms + players * bank_ms) / 1000
+    return math.ceil(games * game_s) + margin_s
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """Validated settings of the league (workers and CLI)."""
+
+    redis_url: str = DEFAULT_REDIS_URL
+    queue: str = DEFAULT_QUEUE
+    match_root: Path = Path(tempfile.gettempdir()) / "arboretum-matches"
+    sandbox: str = "auto"
+    bot_image: str | None = None
+    output_cap: int = 64 * 1024
+    maintenance_interval_s: int = 10
+    monitor_interval_s: int = 5
+    heartbeat_margin_s: int = HEARTBEAT_MARGIN_S
+    retries: int = 2
+
+    def __post_init__(self) -> None:
+        if not self.redis_url.startswith(("redis://", "rediss://", "unix://")):
+            raise SettingsError(f"REDIS_URL must be a redis:// URL, got {self.redis_url!r}")
+        if not self.queue:
+            raise SettingsError("the queue name must not be empty")
+        for name, low in (
+            ("output_cap", 0),
+            ("maintenance_interval_s", 1),
+            ("monitor_interval_s", 1),
+            ("heartbeat_margin_s", 1),
+            ("retries", 0),
+        ):
+            value = getattr(self, name)
+            if type(value) is not int or value < low:
+                raise SettingsError(f"{name} must be an integer >= {low}, got {value!r}")
+
+    @classmethod
+    def from_env(
+        cls, env: Mapping[str, str] | None = None, *, redis_url: str | None = None
+    ) -> WorkerSettings:
+        """Settings from the environment (default ``os.environ``); ``redis_url`` wins if given."""
+        env = os.environ if env is None else env
+        values: dict[str, object] = {}
+        url = redis_url or env.get("REDIS_URL")
+        if url:
+            values["redis_url"] = url
+        if env.get("ARENA_QUEUE"):
+            values["queue"] = env["ARENA_QUEUE"]
+        if env.get("ARENA_MATCH_ROOT"):
+            values["match_root"] = Path(env["ARENA_MATCH_ROOT"])
+        if env.get("ARENA_SANDBOX"):
+            values["sandbox"] = env["ARENA_SANDBOX"]
+        if env.get("ARENA_BOT_IMAGE"):
+            values["bot_image"] = env["ARENA_BOT_IMAGE"]
+        for name, var in (
+            ("output_cap", "ARENA_OUTPUT_CAP"),
+            ("maintenance_interval_s", "ARENA_MAINTENANCE_INTERVAL_S"),
+            ("monitor_interval_s", "ARENA_MONITOR_INTERVAL_S"),
+            ("heartbeat_margin_s", "ARENA_HEARTBEAT_MARGIN_S"),
+            ("retries", "ARENA_RETRIES"),
+        ):
+            if env.get(var):
+                try:
+                    values[name] = int(env[var])
+                except ValueError:
+                    raise SettingsError(f"{var} must be an integer, got {env[var]!r}") from None
+        return cls(**values)  # type: ignore[arg-type]
