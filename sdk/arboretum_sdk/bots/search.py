@@ -1,0 +1,380 @@
+"""The ``search`` bot: determinized (information-set) Monte Carlo search over a pruned shortlist.
+
+Written with the public SDK only (``arboretum`` and ``arboretum_sdk.Bot``). Each decision:
+
+1. **Prune.** A cheap path heuristic (the same idea as the greedy bot's) rates every
+   (card, cell) placement: the weighted growth of the best path of each species, where a
+   species' weight is a rough chance of holding the right to score it. The best ``pairs``
+   placements are kept, each with every possible discard: 8 x 8 = 64 candidate plays out of the
+   ~700 legal ones. Draws have at most ``players + 1`` options and are not pruned.
+2. **Sample.** ``view.determinize(rng)`` deals the hidden cards (the opponents' hands and the deck
+   order) at random, consistently with the view. Every candidate is evaluated on the *same*
+   determinizations (common random numbers), so differences between candidates are not drowned
+   in the noise of the deal.
+3. **Evaluate.** On each determinization the candidate is pushed (``GameState.push``) and the
+   position is scored as if the game ended now with ``arboretum.scoring.final_totals``, which is
+   exact for the sampled hands: paths, the right to score, the 8/1 rule. The value is this seat's
+   total minus the best opponent's, plus a discounted *potential*: the best path growth the cards
+   left in hand can make on the next turn, and minus what the discard is worth to the next player
+   (who can take it from the pile). Near the end of the game (``rollout_deck`` deck cards or
+   fewer) the position is instead played out to the end (``GameState.playout``, the same random
+   future for every candidate) and scored exactly. Random play-outs from earlier positions were
+   measured and are much worse: they lose the hand management that decides the right to score
+   (8.5 wins in 24 games against greedy, where this evaluation wins about 0.63 of the games).
+4. **Choose** the candidate with the best mean value.
+
+**Clock.** The search stops at ``budget`` seconds (default 0.3 s) measured with
+:func:`time.perf_counter` from the start of the decision, or earlier when the SDK's clock says the
+free time of the decision is short (it never plans to use more than half of
+``clock.free_remaining()``); it then drops the unfinished round of samples. With the default time
+control (1 s free per decision) it does not plan to touch its bank; only a stalled machine
+makes it (of 39,447 decisions on a loaded 2-core machine, 16 took over 1 s, the longest 2.5 s;
+at most 1.8 s of a game's 10 s bank was used). ``last_elapsed`` is the time the last decision
+took, by its own measurement.
+
+**Determinism.** Every decision's random generator is seeded from the bot's ``seed`` and the
+view (turn, decision kind, seat, hand, pile sizes), so the same position gives the same samples.
+The choice depends only on the number of rounds finished: when ``max_rounds`` is reached before
+the budget runs out (the default 32 rounds usually are: median 32, mean 30.6 on a loaded 2-core
+machine), or with ``budget=None``, the bot is fully deterministic.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Iterable, Mapping, Sequence
+
+from arboretum import DECK, Card, Cell, Decision, DecisionKind, Draw, Play, SeatView
+from arboretum.scoring import final_totals
+from arboretum_sdk import Bot
+
+__all__ = ["SearchBot"]
+
+NEG = -1000.0
+Pos = tuple[int, int]
+
+
+def _neighbours(p: Pos) -> tuple[Pos, Pos, Pos, Pos]:
+    x, y = p
+    return ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1))
+
+
+class _Paths:
+    """Per species, the best chains through one arboretum, for constant-time 'what if' plays.
+
+    ``down[s][p]``: the best (cards + start bonus) of a path going down in value from the card at p
+    to a card of s; ``up[s][p]``: the best (cards + end bonus) going up to a card of s (NEG when
+    there is none). ``run_down``/``run_up``: the same along cards of s only, as (length, bonus).
+    ``best[s]``: the points of the best path of s now (1 per card, doubled single-species runs).
+    """
+
+    def __init__(self, arb: Mapping[Cell, Card], species: Iterable[int]) -> None:
+        self.cards: dict[Pos, tuple[int, int]] = {
+            (c.x, c.y): (card.id >> 3, card.value) for c, card in arb.items()
+        }
+        self.species = tuple(species)
+        self.free: list[Pos] = (
+            sorted({n for p in self.cards for n in _neighbours(p) if n not in self.cards})
+            if self.cards
+            else [(0, 0)]
+        )
+        self.down: dict[int, dict[Pos, float]] = {}
+        self.up: dict[int, dict[Pos, float]] = {}
+        self.run_down: dict[int, dict[Pos, tuple[int, int]]] = {}
+        self.run_up: dict[int, dict[Pos, tuple[int, int]]] = {}
+        self.best: dict[int, float] = {}
+        cards = self.cards
+        order = sorted(cards, key=lambda p: cards[p][1])
+        for s in self.species:
+            down: dict[Pos, float] = {}
+            rdown: dict[Pos, tuple[int, int]] = {}
+            for p in order:
+                sp, v = cards[p]
+                best = (1.0 + (v == 1)) if sp == s else NEG
+                run = (1, int(v == 1)) if sp == s else (0, 0)
+                for n in _neighbours(p):
+                    hit = cards.get(n)
+                    if hit is not None and hit[1] < v:
+                        best = max(best, 1 + down[n])
+                        if sp == s and hit[0] == s:
+                            ln, bn = rdown[n]
+                            if 2 * (ln + 1) + bn > 2 * run[0] + run[1]:
+                                run = (ln + 1, bn)
+                down[p], rdown[p] = best, run
+            up: dict[Pos, float] = {}
+            rup: dict[Pos, tuple[int, int]] = {}
+            top = 0.0
+            for p in reversed(order):
+                sp, v = cards[p]
+                best = (1.0 + 2 * (v == 8)) if sp == s else NEG
+                run = (1, 2 * (v == 8)) if sp == s else (0, 0)
+                for n in _neighbours(p):
+                    hit = cards.get(n)
+                    if hit is not None and hit[1] > v:
+                        best = max(best, 1 + up[n])
+                        if sp == s and hit[0] == s:
+                            ln, bn = rup[n]
+                            if 2 * (ln + 1) + bn > 2 * run[0] + run[1]:
+                                run = (ln + 1, bn)
+                        if sp == s:
+                            top = max(top, 1 + (v == 1) + up[n])
+                up[p], rup[p] = best, run
+                if sp == s and run[0] >= 4:
+                    top = max(top, 2 * run[0] + run[1] + (v == 1))
+            self.down[s], self.up[s], self.run_down[s], self.run_up[s] = down, up, rdown, rup
+            self.best[s] = top
+
+    def through(self, cell: Pos, species: int, value: int, s: int) -> float:
+        """The best path of species ``s`` through the card (species, value) placed at ``cell``."""
+        own = species == s
+        down, up = self.down[s], self.up[s]
+        low = high = NEG
+        rlow = (0, int(value == 1))
+        rhigh = (0, 2 * (value == 8))
+        cards = self.cards
+        for n in _neighbours(cell):
+            hit = cards.get(n)
+            if hit is None:
+                continue
+            ns, nv = hit
+            if nv < value:
+                low = max(low, down[n])
+                if own and ns == s:
+                    ln, bn = self.run_down[s][n]
+                    if 2 * ln + bn > 2 * rlow[0] + rlow[1]:
+                        rlow = (ln, bn)
+            elif nv > value:
+                high = max(high, up[n])
+                if own and ns == s:
+                    ln, bn = self.run_up[s][n]
+                    if 2 * ln + bn > 2 * rhigh[0] + rhigh[1]:
+                        rhigh = (ln, bn)
+        best = NEG
+        if low > 0 and high > 0:
+            best = 1 + low + high
+        if own:
+            if high > 0:
+                best = max(best, 1 + (value == 1) + high)
+            if low > 0:
+                best = max(best, 1 + low + 2 * (value == 8))
+            length = 1 + rlow[0] + rhigh[0]
+            if length >= 4:
+                best = max(best, 2 * length + rlow[1] + rhigh[1])
+        return best
+
+    def gain(self, cell: Pos, card: Card, weights: Mapping[int, float]) -> float:
+        """The weighted growth of the best paths when ``card`` goes to ``cell``."""
+        species, value = card.id >> 3, card.value
+        placed = sum(1 for n in _neighbours(cell) if n in self.cards)
+        if not placed:
+            return 0.0
+        # A path of another species must pass through the card: two placed neighbours at least.
+        candidates = self.species if placed >= 2 else (species,)
+        total = 0.0
+        for s in candidates:
+            g = self.through(cell, species, value, s) - self.best[s]
+            if g > 0:
+                total += weights[s] * g
+        return total
+
+    def best_gain(self, card: Card, weights: Mapping[int, float]) -> float:
+        return max((self.gain(cell, card, weights) for cell in self.free), default=0.0)
+
+
+class SearchBot(Bot):
+    """Determinized Monte Carlo search; see the module's documentation."""
+
+    name = "search"
+
+    def __init__(
+        self,
+        seed: int = 0,
+        *,
+        budget: float | None = 0.3,
+        max_rounds: int = 32,
+        pairs: int = 8,
+        potential: float = 0.5,
+        deny: float = 0.5,
+        seed_bonus: float = 0.35,
+        rollout_deck: int = 4,
+    ) -> None:
+        self.seed = seed
+        self.budget = budget
+        """Seconds per decision at most (None: no time limit, only ``max_rounds``)."""
+        self.max_rounds = max_rounds
+        self.pairs = pairs
+        self.potential = potential
+        self.deny = deny
+        self.seed_bonus = seed_bonus
+        self.rollout_deck = rollout_deck
+        self.last_elapsed = 0.0
+        """Seconds the last decision took (time.perf_counter), by the bot's own measurement."""
+        self.last_rounds = 0
+        """Determinizations evaluated for every candidate in the last decision."""
+        self.last_candidates = 0
+
+    # ------------------------------------------------------------------ the clock
+
+    def _deadline(self, start: float) -> float:
+        budget = math.inf if self.budget is None else self.budget
+        clock = self.clock
+        if clock is not None:
+            # Never plan to spend more than half of the free time left for this decision.
+            budget = min(budget, 0.5 * clock.free_remaining())
+        return start + max(budget, 0.0)
+
+    # ------------------------------------------------------------------ estimates
+
+    @staticmethod
+    def _opponent_totals(view: SeatView) -> dict[int, float]:
+        """Per species, the largest expected hand total among the opponents."""
+        unseen = view.unseen_cards()
+        unseen_value = {s.index: 0 for s in view.species}
+        for card in unseen:
+            unseen_value[card.id >> 3] += card.value
+        out = {s.index: 0.0 for s in view.species}
+        for seat in range(view.players):
+            if seat == view.seat:
+                continue
+            known = view.known_cards[seat]
+            hidden = max(0, view.hand_sizes[seat] - len(known))
+            share = hidden / len(unseen) if unseen else 0.0
+            for s in out:
+                expected = sum(c.value for c in known if c.id >> 3 == s) + share * unseen_value[s]
+                out[s] = max(out[s], expected)
+        return out
+
+    @staticmethod
+    def _weights(hand: Iterable[Card], opp: Mapping[int, float]) -> dict[int, float]:
+        """Per species, a rough chance of holding the right to score with this hand."""
+        totals = dict.fromkeys(opp, 0)
+        for card in hand:
+            totals[card.id >> 3] += card.value
+        return {s: 1 / (1 + math.exp(-(totals[s] - opp[s] + 0.5) / 2.5)) for s in opp}
+
+    def _rng(self, view: SeatView) -> random.Random:
+        hand = ".".join(str(c.id) for c in view.hand)
+        piles = ".".join(str(len(p)) for p in view.discard_piles)
+        key = f"search:{self.seed}:{view.turn}:{view.kind.value}:{view.seat}:{hand}:{piles}"
+        return random.Random(key)  # str seeds hash with SHA-512: stable across processes
+
+    # ------------------------------------------------------------------ decisions
+
+    def choose(self, view: SeatView) -> Decision:
+        start = time.perf_counter()
+        deadline = self._deadline(start)
+        try:
+            legal = view.legal_decisions()
+            if len(legal) == 1:
+                self.last_rounds, self.last_candidates = 0, 1
+                return legal[0]
+            if view.kind is DecisionKind.PLAY:
+                return self._choose_play(view, deadline)
+            return self._choose_draw(view, deadline)
+        finally:
+            self.last_elapsed = time.perf_counter() - start
+
+    def _search(
+        self,
+        view: SeatView,
+        candidates: Sequence[Decision],
+        bonus: Sequence[float],
+        deadline: float,
+    ) -> int:
+        """The index of the candidate with the best mean value over determinizations."""
+        seat = view.seat
+        rng = self._rng(view)
+        rollout = view.deck_size <= self.rollout_deck
+        sums = [0.0] * len(candidates)
+        rounds = 0
+        timed_out = False
+        while rounds < self.max_rounds and not timed_out:
+            det = view.determinize(rng)
+            roll_seed = rng.getrandbits(64)
+            values = []
+            for decision in candidates:
+                if time.perf_counter() >= deadline:
+                    timed_out = True
+                    break
+                sim = det.copy()
+                sim.push(decision)
+                if rollout:
+                    sim.playout(random.Random(roll_seed))  # the same future for every candidate
+                totals = final_totals(sim)
+                mine = totals[seat]
+                values.append(mine - max(t for s, t in enumerate(totals) if s != seat))
+            if timed_out:
+                break
+            for i, v in enumerate(values):
+                sums[i] += v
+            rounds += 1
+        self.last_rounds, self.last_candidates = rounds, len(candidates)
+        scale = 1.0 / max(rounds, 1)  # no round finished: the bonus and the prefilter decide
+        return max(range(len(candidates)), key=lambda i: (sums[i] * scale + bonus[i], -i))
+
+    def _choose_play(self, view: SeatView, deadline: float) -> Play:
+        species = [s.index for s in view.species]
+        opp = self._opponent_totals(view)
+        table = _Paths(view.arboretum, species)
+        hand = list(view.hand)
+        pairs: list[tuple[float, int, Pos]] = []
+        for i, card in enumerate(hand):
+            weights = self._weights(hand[:i] + hand[i + 1 :], opp)
+            seed = self.seed_bonus * weights[card.id >> 3]
+            for cell in table.free:
+                pairs.append((table.gain(cell, card, weights) + seed, i, cell))
+        pairs.sort(key=lambda t: (-t[0], t[1], t[2]))
+        shortlist = pairs[: self.pairs]
+        nxt = (view.seat + 1) % view.players
+        next_table = _Paths(view.arboretums[nxt], species)
+        # What a discard is worth to the next player: its path growth, weighted as if certain.
+        ones = dict.fromkeys(species, 1.0)
+        deny_value = {c.id: next_table.best_gain(c, ones) for c in hand}
+        candidates: list[Play] = []
+        bonus: list[float] = []
+        for _, i, cell in shortlist:
+            card = hand[i]
+            rest = hand[:i] + hand[i + 1 :]
+            cards = dict(view.arboretum)
+            cards[Cell(*cell)] = card
+            after = _Paths(cards, species)
+            weights = self._weights(rest, opp)
+            next_gain = [after.best_gain(c, weights) for c in rest]
+            for j, discard in enumerate(rest) if view.discard_required else [(-1, None)]:
+                future = max((g for k, g in enumerate(next_gain) if k != j), default=0.0)
+                penalty = self.deny * deny_value[discard.id] if discard is not None else 0.0
+                candidates.append(Play(card, Cell(*cell), discard))
+                bonus.append(self.potential * future - penalty)
+        best = self._search(view, candidates, bonus, deadline)
+        return candidates[best]
+
+    def _choose_draw(self, view: SeatView, deadline: float) -> Draw:
+        species = [s.index for s in view.species]
+        opp = self._opponent_totals(view)
+        table = _Paths(view.arboretum, species)
+        hand = list(view.hand)
+        sources = [d.source for d in view.legal_decisions()]  # type: ignore[union-attr]
+        # The bonus of a pile is the best play its top card allows now; the deck's is the mean
+        # over the cards it may hold, which the determinizations sample.
+        weights = self._weights(hand, opp)
+        best_now = max((table.best_gain(c, weights) for c in hand), default=0.0)
+        unseen = view.unseen_cards()
+        deck_gain = (
+            sum(max(best_now, table.best_gain(c, weights)) for c in unseen) / len(unseen)
+            if unseen
+            else best_now
+        )
+        candidates: list[Draw] = []
+        bonus: list[float] = []
+        for source in sources:
+            if source == DECK:
+                future = deck_gain
+            else:
+                top = view.discard_piles[source][-1]
+                future = max(best_now, table.best_gain(top, weights))
+            candidates.append(Draw(source))
+            bonus.append(self.potential * future)
+        best = self._search(view, candidates, bonus, deadline)
+        return candidates[best]
