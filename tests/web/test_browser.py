@@ -1,0 +1,215 @@
+"""End to end in headless Chromium: the app served by uvicorn on 127.0.0.1, driven by playwright.
+
+Needs Debian's ``chromium`` and the ``playwright`` package (never ``playwright install``). Missing
+either skips these tests on a developer's machine and fails them in CI (``CI`` set).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+
+from arboretum_web.app import WebSettings, create_app
+from arboretum_web.demo import DemoData
+from arboretum_web.screenshots import CHROMIUM_ARGS, chromium_path, serve_in_thread
+from arboretum_worker import ratings, registry, store
+
+pytestmark = pytest.mark.integration
+
+
+def _missing(why: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(why)
+    pytest.skip(why)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("playwright is not installed (pip install playwright)")
+    exe = chromium_path()
+    if exe is None:
+        _missing("chromium is not installed (apt-get install chromium)")
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture(scope="module")
+def base_url(redis_server_url: str) -> Iterator[str]:
+    client = redis.Redis.from_url(redis_server_url)
+    app = create_app(WebSettings(redis_url=redis_server_url, check=lambda p: None), client=client)
+    with serve_in_thread(app) as url:
+        yield url
+    client.close()
+
+
+@pytest.fixture
+def page(browser: Any, base_url: str, demo: DemoData) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=base_url)
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        yield pg
+    finally:
+        context.close()
+    assert errors == [], errors
+
+
+def test_leaderboard_rows_match_the_stored_ratings(page: Any, r: redis.Redis) -> None:
+    page.goto("/")
+    rows = page.locator("#leaderboard tbody tr")
+    latest = {registry.latest(r, n) for n in ("oakheart", "sapling", "random")}
+    expected = [vid for vid, _e, _s in ratings.leaderboard(r, "demo") if vid in latest]
+    assert rows.count() == len(expected)
+    for i, vid in enumerate(expected):
+        row = rows.nth(i)
+        assert row.get_attribute("data-version") == vid
+        st = ratings.stats(r, "demo", vid)
+        assert row.locator(".elo").inner_text() == f"{ratings.rating(r, 'demo', vid):.1f}"
+        assert row.locator(".games").inner_text() == str(st.games)
+        assert row.locator(".rank").inner_text() == str(i + 1)
+        assert row.locator(".bot").inner_text() == store.get_version(r, vid).name
+    page.locator("#all-versions").check()
+    page.wait_for_url(re.compile(r"all=1"))
+    assert page.locator("#leaderboard tbody tr").count() == len(ratings.ratings(r, "demo"))
+
+
+def test_bot_page(page: Any, r: redis.Redis) -> None:
+    page.goto("/")
+    page.get_by_role("link", name="oakheart").first.click()
+    page.wait_for_url(re.compile(r"/bots/oakheart"))
+    assert page.locator("h1").inner_text().startswith("oakheart")
+    versions = registry.versions(r, "oakheart")
+    assert page.locator("#versions tbody tr").count() == len(versions)
+    assert page.locator("#rating-chart svg polyline").count() == len(versions)
+    assert page.locator("#head-to-head tbody tr").count() > 0
+
+
+def _revealed_match(page: Any, demo: DemoData) -> str:
+    for mid in demo.matches:
+        body = json.loads(page.request.get(f"/api/v1/matches/{mid}").text())
+        if body["revealed"]:
+            return mid
+    raise AssertionError("no revealed match")
+
+
+def test_replay_steps_to_the_final_scoring(page: Any, r: redis.Redis, demo: DemoData) -> None:
+    mid = _revealed_match(page, demo)
+    doc = json.loads(store.get_replay(r, mid, 0))
+    page.goto(f"/matches/{mid}")
+    page.get_by_role("link", name="Watch the replay").click()
+    page.wait_for_selector("#replay.ready")
+    root = page.locator("#replay")
+    assert root.get_attribute("data-pos") == "0"
+    # the deal: every seat holds 7 cards; the deck holds the rest
+    dealt = sum(len(h) for h in doc["hands"])
+    assert page.locator("#deck-size").inner_text() == str(len(doc["deck"]) - dealt)
+    page.locator("#next").click()
+    page.locator("#next").click()
+    assert root.get_attribute("data-pos") == "2"
+    page.keyboard.press("ArrowLeft")
+    assert root.get_attribute("data-pos") == "1"
+    page.keyboard.press("ArrowDown")  # to the end of the turn
+    first_turn = sum(1 for s in doc["steps"] if s["turn"] == doc["steps"][0]["turn"])
+    assert root.get_attribute("data-pos") == str(first_turn)
+    # one card in the first seat's arboretum after its first turn
+    seat0 = page.locator('.seat[data-seat="0"] svg.arb g.tree')
+    assert seat0.count() == 1
+    # step through the whole game with the keyboard
+    n = len(doc["steps"])
+    while int(root.get_attribute("data-pos") or 0) < n:
+        page.keyboard.press("ArrowRight")
+    page.wait_for_selector("#scoring:not([hidden])")
+    assert root.get_attribute("data-at-end") == "1"
+    totals = doc["result"]["totals"]
+    for seat, total in enumerate(totals):
+        assert page.locator(f"#score-total-{seat}").inner_text() == str(total)
+        badge = page.locator(f'[data-testid="seat-total-{seat}"]').inner_text()
+        assert badge.startswith(f"{total} pts")
+    # every counted path is drawn over its arboretum, on the cards of the path
+    for seat, res in enumerate(doc["result"]["seats"]):
+        scored = [sp for sp in res["species"] if sp["path"]]
+        paths = page.locator(f'.seat[data-seat="{seat}"] svg.arb g.path')
+        assert paths.count() == len(scored)
+        on_path = {tuple(c) for sp in scored for c in sp["path"]["cells"]}
+        assert page.locator(f'.seat[data-seat="{seat}"] g.tree.on-path').count() == len(on_path)
+        for sp in res["species"]:
+            if sp["path"] or sp["has_right"] or sp["hand_total"]:
+                row = page.locator(f'tr.species-row[data-seat="{seat}"]').filter(
+                    has_text=sp["species"].replace("_", " ").title()
+                )
+                assert row.locator(".points").inner_text() == str(sp["points"])
+    winners = " and ".join(doc["seats"][w]["bot"] for w in doc["result"]["winners"])
+    assert winners in page.locator("#winners").inner_text()
+    # back to the start with Home
+    page.keyboard.press("Home")
+    assert root.get_attribute("data-pos") == "0"
+    assert page.locator("#scoring").is_hidden()
+
+
+def test_replay_seat_mode_hides_the_other_hands(page: Any, r: redis.Redis, demo: DemoData) -> None:
+    mid = _revealed_match(page, demo)
+    page.goto(f"/matches/{mid}/games/0")
+    page.wait_for_selector("#replay.ready")
+    page.keyboard.press("ArrowDown")
+    all_backs = page.locator(".card-chip.back").count()
+    assert all_backs == 0
+    page.select_option("#perspective", "0")
+    assert page.locator('.seat[data-seat="0"] .hand .card-chip.back').count() == 0
+    assert page.locator('.seat[data-seat="1"] .hand .card-chip.back').count() >= 6
+    deck_draws = page.locator("#step-log li").filter(has_text="from the deck")
+    doc = json.loads(store.get_replay(r, mid, 0))
+    for i, step in enumerate(doc["steps"][:8]):
+        if step["kind"] == "draw" and step["source"] == "deck":
+            text = page.locator(f'#step-log li[data-i="{i}"]').inner_text()
+            assert ("a card" in text) == (step["seat"] != 0)
+    assert deck_draws.count() > 0
+    page.select_option("#perspective", "public")
+    assert page.locator('.seat[data-seat="0"] .hand .card-chip.back').count() >= 6
+
+
+def test_a_game_in_progress_shows_public_information(page: Any, demo: DemoData) -> None:
+    assert demo.running is not None
+    page.goto(f"/matches/{demo.running}/games/0")
+    page.wait_for_selector("#replay.ready")
+    assert "not over" in page.locator("#notice").inner_text()
+    options = page.locator("#perspective option").all_inner_texts()
+    assert options == ["Public"]
+    page.keyboard.press("End")
+    assert page.locator("#scoring").is_hidden()
+    hidden = page.locator(".hand .card-chip.back").count()
+    assert hidden > 0
+
+
+def test_a_three_player_replay(page: Any, r: redis.Redis) -> None:
+    from arboretum_web.demo import DEMO_BOTS, seed_demo
+
+    trio = seed_demo(r, league="trio", players=3, bots=DEMO_BOTS[1:], limit=1)
+    mid = trio.matches[0]
+    doc = trio.replays[mid]
+    page.goto(f"/matches/{mid}/games/0")
+    page.wait_for_selector("#replay.ready")
+    assert page.locator(".seat").count() == 3
+    page.locator("#last").click()
+    page.wait_for_selector("#scoring:not([hidden])")
+    for seat, total in enumerate(doc["result"]["totals"]):
+        assert page.locator(f"#score-total-{seat}").inner_text() == str(total)
+
+
+def test_error_page_in_the_browser(page: Any) -> None:
+    resp = page.goto("/matches/no-such-match")
+    assert resp is not None and resp.status == 404
+    assert "Not found" in page.locator("h1").inner_text()

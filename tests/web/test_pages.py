@@ -1,0 +1,165 @@
+"""The HTML pages: every route renders, shows the stored data, and errors are pages, not
+tracebacks."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+import redis
+
+from arboretum_web.demo import DemoData
+from arboretum_worker import ratings, registry, store
+
+
+def _ok(resp: Any) -> str:
+    assert resp.status_code == 200, resp.text[:500]
+    assert resp.headers["content-type"].startswith("text/html")
+    text: str = resp.text
+    assert "Traceback" not in text
+    return text
+
+
+def test_leaderboard_page(client: Any, r: redis.Redis, demo: DemoData) -> None:
+    html = _ok(client.get("/"))
+    rows = re.findall(r'<tr data-version="([0-9a-f]{64})"', html)
+    expected = [vid for vid, _elo, _st in ratings.leaderboard(r, "demo")]
+    latest = {registry.latest(r, name) for name in ("oakheart", "sapling", "random")}
+    assert rows == [v for v in expected if v in latest]
+    for vid in rows:
+        assert f"{ratings.rating(r, 'demo', vid):.1f}" in html
+    all_rows = re.findall(r'<tr data-version="([0-9a-f]{64})"', _ok(client.get("/?all=1")))
+    assert all_rows == expected
+    assert _ok(client.get("/?league=demo")).count("data-version") == 3
+
+
+def test_leaderboard_page_empty(client: Any) -> None:
+    assert "No leagues yet" in _ok(client.get("/"))
+
+
+def test_bots_and_bot_pages(client: Any, r: redis.Redis, demo: DemoData) -> None:
+    html = _ok(client.get("/bots"))
+    for name in ("oakheart", "sapling", "random"):
+        assert f'href="/bots/{name}"' in html
+    page = _ok(client.get("/bots/oakheart"))
+    assert "<svg" in page and "polyline" in page
+    for vid in registry.versions(r, "oakheart"):
+        assert vid[:8] in page
+    assert 'id="head-to-head"' in page
+    assert _ok(client.get("/bots/oakheart?league=demo")) == page
+    registry.add_version(r, "newcomer", b"class A: pass\n", owner="carol")
+    fresh = _ok(client.get("/bots/newcomer"))
+    assert "no games yet" in fresh and "by carol" in fresh
+
+
+def test_league_pages(client: Any, r: redis.Redis, demo: DemoData) -> None:
+    assert 'href="/leagues/demo"' in _ok(client.get("/leagues"))
+    html = _ok(client.get("/leagues/demo"))
+    total = len(store.league_matches(r, "demo"))
+    assert f"{total - 1}/{total}" in html
+    assert 'id="standings"' in html
+
+
+def test_matches_page(client: Any, r: redis.Redis, demo: DemoData) -> None:
+    html = _ok(client.get("/matches"))
+    ids = re.findall(r'href="/matches/([0-9a-f]{20})"', html)
+    assert ids == store.league_matches(r, "demo")
+    running = _ok(client.get("/matches?status=running&league=demo&bot=oakheart"))
+    assert re.findall(r'href="/matches/([0-9a-f]{20})"', running) in ([demo.running], [])
+
+
+def test_match_and_replay_pages(client: Any, r: redis.Redis, demo: DemoData) -> None:
+    mid = demo.matches[0]
+    html = _ok(client.get(f"/matches/{mid}"))
+    assert f"/matches/{mid}/games/0" in html
+    assert f"/api/v1/matches/{mid}/games/0/replay?download=1" in html
+    viewer = _ok(client.get(f"/matches/{mid}/games/0"))
+    assert f'data-src="/api/v1/matches/{mid}/games/0/replay"' in viewer
+    assert "replay.js" in viewer
+    assert 'data-seat="1"' in _ok(client.get(f"/matches/{mid}/games/0?seat=1"))
+
+
+def test_static_files(client: Any) -> None:
+    assert client.get("/static/replay.js").status_code == 200
+    assert client.get("/static/style.css").status_code == 200
+    assert client.get("/static/nope.js").status_code == 404
+
+
+def test_log_page_only_for_the_author(client: Any, r: redis.Redis, demo: DemoData) -> None:
+    for mid in demo.matches:
+        record = store.get_match(r, mid)
+        owners = [store.get_bot(r, store.get_version(r, v).name).owner for v in record.seats]
+        if "alice" in owners:
+            break
+    seat = owners.index("alice")
+    url = f"/matches/{mid}/seats/{seat}/log"
+    assert client.get(url).status_code == 401
+    client.cookies.set("arena_token", demo.tokens["bob"])
+    assert client.get(url).status_code == 403
+    assert "log</a>" not in _ok(client.get(f"/matches/{mid}"))
+    client.cookies.set("arena_token", demo.tokens["alice"])
+    page = _ok(client.get(url))
+    assert store.get_bot_log(r, mid, seat).decode().strip().split("]")[0] in page
+    assert f"/matches/{mid}/seats/{seat}/log" in _ok(client.get(f"/matches/{mid}"))
+    client.cookies.clear()
+
+
+def test_login_and_logout(client: Any, demo: DemoData) -> None:
+    assert "Author sign-in" in _ok(client.get("/login"))
+    bad = client.post("/login", data={"token": "arena_nope"})
+    assert bad.status_code == 401 and "unknown token" in bad.text
+    good = client.post("/login", data={"token": demo.tokens["alice"]}, follow_redirects=False)
+    assert good.status_code == 303
+    cookie = good.headers["set-cookie"]
+    assert "httponly" in cookie.lower() and "samesite=strict" in cookie.lower()
+    assert ">alice<" in _ok(client.get("/bots"))
+    out = client.post("/logout", follow_redirects=False)
+    assert out.status_code == 303
+    client.cookies.clear()
+    assert ">alice<" not in client.get("/").text
+
+
+@pytest.mark.parametrize(
+    ("path", "status"),
+    [
+        ("/nope", 404),
+        ("/bots/nobody", 404),
+        ("/bots/bad%20name", 404),
+        ("/bots/oakheart?league=nope", 404),
+        ("/leagues/nope", 404),
+        ("/leagues/a:b", 404),
+        ("/matches/ffffffffffffffffffff", 404),
+        ("/matches/a:b", 404),
+        ("/matches/%20", 404),
+        ("/matches?status=nope", 400),
+        ("/matches?page=0", 400),
+        ("/matches?page=x", 400),
+        ("/matches?page=99", 404),
+        ("/matches?league=nope", 404),
+        ("/matches?bot=nobody", 404),
+        ("/?all=perhaps", 400),
+        ("/?league=nope", 404),
+        ("/matches/MATCH/games/5", 404),
+        ("/matches/MATCH/games/x", 404),
+        ("/matches/MATCH/games/0?seat=9", 400),
+        ("/matches/MATCH/games/0?seat=-1", 400),
+        ("/matches/MATCH/seats/9/log", 404),
+    ],
+)
+def test_error_pages(client: Any, demo: DemoData, path: str, status: int) -> None:
+    resp = client.get(path.replace("MATCH", demo.matches[0]))
+    assert resp.status_code == status, resp.text[:300]
+    assert resp.headers["content-type"].startswith("text/html")
+    assert f'<span class="code">{status}</span>' in resp.text
+    assert "Traceback" not in resp.text
+
+
+def test_internal_errors_are_pages_without_traceback(client: Any, r: redis.Redis) -> None:
+    r.hset(store.Keys.league("broken"), mapping={"name": "broken", "settings": "{not json"})
+    r.sadd(store.Keys.LEAGUES, "broken")
+    resp = client.get("/leagues/broken")
+    assert resp.status_code == 500
+    assert "Traceback" not in resp.text and "internal error" in resp.text
+    api = client.get("/api/v1/leagues/broken")
+    assert api.status_code == 500 and api.json()["error"]["status"] == 500

@@ -1,0 +1,176 @@
+"""The Starlette application: pages, the JSON API under ``/api/v1``, static files, errors.
+
+:func:`create_app` wires it; :mod:`.pages` and :mod:`.api` hold the endpoints. Cross-cutting
+concerns live here: the Redis client and settings on ``app.state``, the author of a request
+(:func:`request_author`), and the error handlers (an HTML page for pages, JSON for ``/api/``,
+never a traceback).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import redis
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from arboretum_worker import store
+
+from . import authors
+from .queries import FitCache
+
+__all__ = ["AUTH_COOKIE", "WebSettings", "create_app", "request_author"]
+
+log = logging.getLogger(__name__)
+
+HERE = Path(__file__).parent
+AUTH_COOKIE = "arena_token"
+
+SubmitCheck = Callable[[Path], None]
+
+
+@dataclass
+class WebSettings:
+    redis_url: str = "redis://localhost:6379/0"
+    check: SubmitCheck | None = None
+    """The import check of a submitted bot (the league's sandbox check when None)."""
+    sandbox: str | None = None
+    """Sandbox kind for the default check (``$ARENA_SANDBOX`` when None)."""
+    secure_cookies: bool = False
+    fits: FitCache = field(default_factory=FitCache)
+
+
+def default_check(settings: WebSettings) -> SubmitCheck:
+    """The league's own pre-store check: ``check_bot`` inside the sandbox (as ``arena bot
+    submit``)."""
+    from arboretum_worker.league import sandbox_check
+    from arboretum_worker.settings import WorkerSettings
+
+    worker = WorkerSettings.from_env()
+    if settings.sandbox:
+        worker = WorkerSettings(sandbox=settings.sandbox)
+    return sandbox_check(worker)
+
+
+def request_author(request: Request) -> str | None:
+    """The author authenticated by ``Authorization: Bearer`` or the login cookie, else None."""
+    token: str | None = None
+    header = request.headers.get("authorization", "")
+    if header.lower().startswith("bearer "):
+        token = header[7:].strip()
+    elif AUTH_COOKIE in request.cookies:
+        token = request.cookies[AUTH_COOKIE]
+    if not token:
+        return None
+    cached = request.scope.get("arena.author")
+    if cached is not None:
+        return str(cached) or None
+    author = authors.authenticate(request.app.state.redis, token)
+    request.scope["arena.author"] = author or ""
+    return author
+
+
+def _is_api(request: Request) -> bool:
+    return request.url.path.startswith("/api/")
+
+
+_TITLES = {
+    400: "Bad request",
+    401: "Not signed in",
+    403: "Forbidden",
+    404: "Not found",
+    500: "Internal error",
+    503: "Unavailable",
+}
+
+
+def error_response(request: Request, status: int, message: str) -> Response:
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    if _is_api(request):
+        return JSONResponse(
+            {"error": {"status": status, "message": message}}, status_code=status, headers=headers
+        )
+    templates: Jinja2Templates = request.app.state.templates
+    return templates.TemplateResponse(
+        request,
+        "error.html",
+        {
+            "status": status,
+            "title": _TITLES.get(status, "Error"),
+            "message": message,
+            "author": None,
+        },
+        status_code=status,
+        headers=headers,
+    )
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return error_response(request, exc.status_code, str(exc.detail))
+
+
+async def _store_error(request: Request, exc: Exception) -> Response:
+    # Invalid ids and names (a ':' or a space in a key id...) are refused by the store.
+    return error_response(request, 404, str(exc))
+
+
+async def _server_error(request: Request, exc: Exception) -> Response:
+    log.exception("error serving %s", request.url.path, exc_info=exc)
+    if isinstance(exc, redis.exceptions.ConnectionError):
+        return error_response(request, 503, "the league's database is not reachable")
+    return error_response(request, 500, "internal error (it has been logged)")
+
+
+def create_app(
+    settings: WebSettings | None = None, *, client: redis.Redis | None = None
+) -> Starlette:
+    """The web app. ``client`` (bytes replies) wins over ``settings.redis_url``."""
+    from . import api, pages
+
+    settings = settings or WebSettings()
+    routes = [
+        *pages.routes(),
+        Mount("/api/v1", routes=api.routes()),
+        Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"),
+    ]
+    app = Starlette(
+        routes=routes,
+        exception_handlers={
+            HTTPException: _http_error,
+            store.StoreError: _store_error,
+            Exception: _server_error,
+        },
+    )
+    app.state.settings = settings
+    app.state.redis = client or redis.Redis.from_url(settings.redis_url)
+    app.state.check = settings.check
+    templates = Jinja2Templates(directory=str(HERE / "templates"))
+    pages.install_filters(templates)
+    app.state.templates = templates
+    return app
+
+
+def app_from_env() -> Starlette:
+    """For ``uvicorn arboretum_web.app:app_from_env --factory``: Redis from ``$REDIS_URL``."""
+    import os
+
+    return create_app(WebSettings(redis_url=os.environ.get("REDIS_URL", WebSettings.redis_url)))
+
+
+def require(condition: bool, status: int, message: str) -> None:
+    if not condition:
+        raise HTTPException(status, message)
+
+
+def route(path: str, endpoint: Callable[..., Any], **kw: Any) -> Route:
+    return Route(path, endpoint, **kw)

@@ -1,0 +1,95 @@
+"""The rating-history chart: an inline SVG (no script), one line per bot version."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from html import escape
+
+__all__ = ["PALETTE", "rating_chart"]
+
+PALETTE = ("#2f6f3e", "#b5562d", "#3b5ba5", "#8a4f9e", "#b08a1c", "#2a8a8a", "#a33a5b")
+
+
+def _nice_step(span: float, ticks: int = 5) -> float:
+    raw = span / ticks
+    mag = 10 ** math.floor(math.log10(raw))
+    for m in (1, 2, 2.5, 5, 10):
+        if raw <= m * mag:
+            return m * mag
+    return 10 * mag
+
+
+def rating_chart(
+    series: Mapping[str, Sequence[float]],
+    labels: Mapping[str, str],
+    *,
+    initial: float = 1500.0,
+    width: int = 720,
+    height: int = 260,
+) -> str:
+    """SVG markup: x is the game number of each version, y the Elo after that game.
+
+    Every line starts at ``initial`` (game 0, before the first game).
+    """
+    pad_l, pad_r, pad_t, pad_b = 52, 16, 14, 34
+    if not series:
+        return (
+            f'<svg class="chart" viewBox="0 0 {width} 60" role="img" aria-label="no games yet">'
+            f'<text x="{width / 2}" y="34" text-anchor="middle" class="muted">no games yet</text>'
+            "</svg>"
+        )
+    values = [initial] + [v for s in series.values() for v in s]
+    lo, hi = min(values), max(values)
+    if hi - lo < 20:
+        lo, hi = lo - 10, hi + 10
+    step = _nice_step(hi - lo)
+    lo, hi = math.floor(lo / step) * step, math.ceil(hi / step) * step
+    n = max(len(s) for s in series.values())
+    plot_w, plot_h = width - pad_l - pad_r, height - pad_t - pad_b
+
+    def x(i: int) -> float:
+        return pad_l + plot_w * i / max(n, 1)
+
+    def y(v: float) -> float:
+        return pad_t + plot_h * (hi - v) / (hi - lo)
+
+    out = [
+        f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="rating history" xmlns="http://www.w3.org/2000/svg">'
+    ]
+    tick = lo
+    while tick <= hi + 1e-9:
+        out.append(
+            f'<line class="grid" x1="{pad_l}" x2="{width - pad_r}" y1="{y(tick):.1f}" '
+            f'y2="{y(tick):.1f}"/><text class="axis" x="{pad_l - 6}" y="{y(tick) + 4:.1f}" '
+            f'text-anchor="end">{tick:.0f}</text>'
+        )
+        tick += step
+    xstep = max(1, int(_nice_step(n, 6)))
+    for i in range(0, n + 1, xstep):
+        out.append(
+            f'<text class="axis" x="{x(i):.1f}" y="{height - pad_b + 16}" '
+            f'text-anchor="middle">{i}</text>'
+        )
+    out.append(
+        f'<text class="axis" x="{pad_l + plot_w / 2}" y="{height - 4}" '
+        f'text-anchor="middle">games played</text>'
+    )
+    for k, (vid, points) in enumerate(series.items()):
+        colour = PALETTE[k % len(PALETTE)]
+        coords = [(x(0), y(initial))] + [(x(i + 1), y(v)) for i, v in enumerate(points)]
+        path = " ".join(f"{px:.1f},{py:.1f}" for px, py in coords)
+        label = escape(labels.get(vid, vid[:8]))
+        out.append(
+            f'<polyline class="series" points="{path}" stroke="{colour}" fill="none">'
+            f"<title>{label}</title></polyline>"
+        )
+        lx, ly = coords[-1]
+        out.append(f'<circle cx="{lx:.1f}" cy="{ly:.1f}" r="3.5" fill="{colour}"/>')
+        out.append(
+            f'<text class="legend" x="{pad_l + 8}" y="{pad_t + 14 + 16 * k}" fill="{colour}">'
+            f"&#9632; {label} ({points[-1]:.0f})</text>"
+        )
+    out.append("</svg>")
+    return "".join(out)

@@ -1,0 +1,170 @@
+"""``arena web``: serve the web viewer and HTTP API, and manage bot authors.
+
+The SDK's ``arena`` imports this module and calls :func:`register`::
+
+    arena web [--host H] [--port P] [--redis-url URL]     serve (uvicorn)
+    arena web author add NAME                              create an author, print its token once
+    arena web author list | rotate NAME | remove NAME
+
+Redis is ``--redis-url``, else ``$REDIS_URL``, else ``redis://localhost:6379/0``. The submission
+check runs in the league's sandbox (``$ARENA_SANDBOX``, as ``arena bot submit``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+__all__ = ["main", "register"]
+
+DEFAULT_REDIS_URL = "redis://localhost:6379/0"
+
+
+def _redis_url(args: argparse.Namespace) -> str:
+    return str(args.redis_url or os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL)
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 < value < 65536:
+        raise argparse.ArgumentTypeError(f"a port is from 1 to 65535, not {value}")
+    return value
+
+
+def register(subparsers: Any, groups: dict[str, Any]) -> None:
+    """Add ``web`` (and ``web author ...``) to the ``arena`` parser."""
+    p = subparsers.add_parser(
+        "web",
+        help="serve the web viewer",
+        description="Serve the leaderboard, bot, league, match and replay pages and the HTTP "
+        "API (/api/v1, OpenAPI at /api/v1/openapi.json). See docs/web.md.",
+    )
+    p.add_argument(
+        "--redis-url", metavar="URL", help="the league's Redis (default: $REDIS_URL or localhost)"
+    )
+    p.add_argument("--host", default=os.environ.get("ARENA_WEB_HOST", "127.0.0.1"))
+    p.add_argument("--port", type=_port, default=int(os.environ.get("ARENA_WEB_PORT", "8080")))
+    p.add_argument(
+        "--secure-cookies",
+        action="store_true",
+        help="mark the sign-in cookie Secure (when served over HTTPS)",
+    )
+    p.set_defaults(handler=cmd_serve)
+    # Also accepted after the action (`arena web author add NAME --redis-url URL`); SUPPRESS
+    # keeps a value given before it (`arena web --redis-url URL author add NAME`).
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--redis-url", metavar="URL", default=argparse.SUPPRESS, help="as above")
+    wsub = p.add_subparsers(dest="web_command", metavar="ACTION")
+    author = wsub.add_parser("author", help="manage bot authors and their tokens")
+    asub = author.add_subparsers(dest="author_command", metavar="ACTION")
+    asub.required = True
+    a = asub.add_parser("add", parents=[common], help="create an author; prints its token once")
+    a.add_argument("name", metavar="NAME")
+    a.set_defaults(handler=cmd_author_add)
+    a = asub.add_parser("rotate", parents=[common], help="replace an author's token")
+    a.add_argument("name", metavar="NAME")
+    a.set_defaults(handler=cmd_author_rotate)
+    a = asub.add_parser("remove", parents=[common], help="delete an author and its token")
+    a.add_argument("name", metavar="NAME")
+    a.set_defaults(handler=cmd_author_remove)
+    a = asub.add_parser("list", parents=[common], help="list authors")
+    a.set_defaults(handler=cmd_author_list)
+
+
+def _client(args: argparse.Namespace) -> Any:
+    import redis
+
+    url = _redis_url(args)
+    client = redis.Redis.from_url(url)
+    try:
+        client.ping()
+    except redis.exceptions.ConnectionError as exc:
+        raise SystemExit(f"arena: cannot reach Redis at {url}: {exc}") from None
+    return client
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from .app import WebSettings, create_app
+
+    settings = WebSettings(redis_url=_redis_url(args), secure_cookies=args.secure_cookies)
+    _client(args).close()
+    print(f"arena web: serving on http://{args.host}:{args.port}/ (Redis {settings.redis_url})")
+    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+    return 0
+
+
+def cmd_author_add(args: argparse.Namespace) -> int:
+    from .authors import AuthorError, add_author
+
+    try:
+        token = add_author(_client(args), args.name)
+    except AuthorError as exc:
+        print(f"arena: {exc}", file=sys.stderr)
+        return 1
+    print(f"author {args.name} created; its token (shown once, keep it secret):", file=sys.stderr)
+    print(token)
+    return 0
+
+
+def cmd_author_rotate(args: argparse.Namespace) -> int:
+    from .authors import AuthorError, rotate_token
+
+    try:
+        token = rotate_token(_client(args), args.name)
+    except AuthorError as exc:
+        print(f"arena: {exc}", file=sys.stderr)
+        return 1
+    print(f"author {args.name}: new token (the old one no longer works):", file=sys.stderr)
+    print(token)
+    return 0
+
+
+def cmd_author_remove(args: argparse.Namespace) -> int:
+    from .authors import AuthorError, remove_author
+
+    try:
+        remove_author(_client(args), args.name)
+    except AuthorError as exc:
+        print(f"arena: {exc}", file=sys.stderr)
+        return 1
+    print(f"author {args.name} removed (their bots keep their owner)")
+    return 0
+
+
+def cmd_author_list(args: argparse.Namespace) -> int:
+    from .authors import get_author, list_authors
+
+    r = _client(args)
+    names = list_authors(r)
+    if not names:
+        print("no authors yet (arena web author add NAME)")
+    for name in names:
+        author = get_author(r, name)
+        if author is not None:
+            import datetime as dt
+
+            when = dt.datetime.fromtimestamp(author.created, dt.UTC).strftime("%Y-%m-%d %H:%M")
+            print(f"{name}\t{when} UTC")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m arboretum_web``: the same commands without the SDK's ``arena``."""
+    import logging
+
+    parser = argparse.ArgumentParser(prog="python -m arboretum_web")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    register(sub, {})
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    return int(args.handler(args))

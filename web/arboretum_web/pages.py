@@ -1,0 +1,271 @@
+"""The HTML pages (Jinja2 templates in ``templates/``; plain CSS and JS in ``static/``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from markupsafe import Markup
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+from starlette.templating import Jinja2Templates
+
+from arboretum_worker import store
+
+from . import authors, queries
+from .app import AUTH_COOKIE, request_author
+from .chart import rating_chart
+from .resources import (
+    bool_param,
+    bot_json,
+    int_param,
+    league_param,
+    load_bot,
+    load_league,
+    load_match,
+    match_json,
+    redis_of,
+    require_seat_owner,
+    status_param,
+)
+
+__all__ = ["install_filters", "routes"]
+
+PAGE_SIZE = 50
+
+
+def _when(ts: float | None) -> str:
+    if not ts:
+        return "-"
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def _ago(ts: float | None) -> str:
+    if not ts:
+        return "never"
+    seconds = dt.datetime.now(dt.UTC).timestamp() - ts
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)} {unit} ago"
+    return "just now"
+
+
+def _size(n: int) -> str:
+    return f"{n / 1024:.1f} KiB" if n >= 1024 else f"{n} B"
+
+
+def install_filters(templates: Jinja2Templates) -> None:
+    env = templates.env
+    env.filters["when"] = _when
+    env.filters["ago"] = _ago
+    env.filters["size"] = _size
+    env.filters["short"] = lambda vid: (vid or "")[:8]
+    env.filters["pct"] = lambda v: f"{100 * v:.0f}%"
+
+
+def _render(request: Request, template: str, status_code: int = 200, **context: Any) -> Response:
+    templates: Jinja2Templates = request.app.state.templates
+    context.setdefault("author", request_author(request))
+    return templates.TemplateResponse(request, template, context, status_code=status_code)
+
+
+def _league_names(r: Any) -> list[str]:
+    found = [store.get_league(r, n) for n in store.list_leagues(r)]
+    return [lg.name for lg in sorted((x for x in found if x), key=lambda x: -x.created)]
+
+
+def leaderboard_page(request: Request) -> Response:
+    r = redis_of(request)
+    name = league_param(request)
+    all_versions = bool_param(request, "all")
+    rows = (
+        queries.leaderboard(r, name, request.app.state.settings.fits, all_versions=all_versions)
+        if name
+        else []
+    )
+    return _render(
+        request,
+        "leaderboard.html",
+        league=name,
+        leagues=_league_names(r),
+        rows=rows,
+        all_versions=all_versions,
+        nav="leaderboard",
+    )
+
+
+def bots_page(request: Request) -> Response:
+    return _render(request, "bots.html", bots=queries.bot_summaries(redis_of(request)), nav="bots")
+
+
+def bot_page(request: Request) -> Response:
+    r = redis_of(request)
+    bot = load_bot(r, request.path_params["name"])
+    data = bot_json(r, bot)
+    versions = [v["id"] for v in data["versions"]]
+    league = request.query_params.get("league")
+    if league:
+        league = load_league(r, league).name
+    else:
+        league = data["leagues"][0] if data["leagues"] else None
+    history = queries.bot_history(r, league, versions) if league else {}
+    index = {v["id"]: v["index"] for v in data["versions"]}
+    labels = {vid: f"v{index[vid]} {vid[:8]}" for vid in versions}
+    initial = 1500.0
+    if league:
+        lg = store.get_league(r, league)
+        initial = lg.settings.elo.initial if lg else initial
+    chart = rating_chart(
+        {vid: [e.rating for e in entries] for vid, entries in history.items()},
+        labels,
+        initial=initial,
+    )
+    h2h = queries.bot_h2h(r, league, versions) if league else []
+    return _render(
+        request,
+        "bot.html",
+        bot=data,
+        league=league,
+        chart=Markup(chart),
+        h2h=h2h,
+        labels=labels,
+        mine=request_author(request) is not None and request_author(request) == bot.owner,
+        nav="bots",
+    )
+
+
+def leagues_page(request: Request) -> Response:
+    r = redis_of(request)
+    leagues = []
+    for name in _league_names(r):
+        lg = store.get_league(r, name)
+        if lg is not None:
+            leagues.append((lg, queries.league_state(r, name)))
+    return _render(request, "leagues.html", leagues=leagues, nav="leagues")
+
+
+def league_page(request: Request) -> Response:
+    r = redis_of(request)
+    lg = load_league(r, request.path_params["name"])
+    progress = queries.league_state(r, lg.name)
+    rows = queries.leaderboard(r, lg.name, request.app.state.settings.fits, all_versions=True)
+    return _render(
+        request,
+        "league.html",
+        league=lg,
+        progress=progress,
+        rows=rows,
+        bots=[(v, queries.version_label(r, v)) for v in lg.settings.bots],
+        nav="leagues",
+    )
+
+
+def matches_page(request: Request) -> Response:
+    r = redis_of(request)
+    league = request.query_params.get("league") or None
+    if league:
+        load_league(r, league)
+    bot = request.query_params.get("bot") or None
+    if bot:
+        load_bot(r, bot)
+    status = status_param(request)
+    page = int_param(request, "page", 1, 1) or 1
+    total, records = queries.list_matches(
+        r,
+        league=league,
+        bot=bot,
+        status=status,
+        offset=(page - 1) * PAGE_SIZE,
+        limit=PAGE_SIZE,
+    )
+    rows = [match_json(request, m, brief=True) for m in records]
+    pages = max(1, -(-total // PAGE_SIZE))
+    if page > pages and total:
+        raise HTTPException(404, f"page {page} is past the last page ({pages})")
+    return _render(
+        request,
+        "matches.html",
+        rows=rows,
+        total=total,
+        page=page,
+        pages=pages,
+        league=league,
+        bot=bot,
+        status=status.value if status else "",
+        leagues=_league_names(r),
+        bots=store.list_bots(r),
+        statuses=[s.value for s in store.MatchStatus],
+        nav="matches",
+    )
+
+
+def match_page(request: Request) -> Response:
+    r = redis_of(request)
+    record = load_match(r, request.path_params["match_id"])
+    data = match_json(request, record)
+    return _render(request, "match.html", match=data, nav="matches")
+
+
+def replay_page(request: Request) -> Response:
+    r = redis_of(request)
+    record = load_match(r, request.path_params["match_id"])
+    game = request.path_params["game"]
+    if store.get_replay(r, record.id, game) is None:
+        raise HTTPException(404, f"match {record.id} has no replay of game {game}")
+    seat = int_param(request, "seat", None, 0, len(record.seats) - 1)
+    data = match_json(request, record)
+    return _render(request, "replay.html", match=data, game=game, seat=seat, nav="matches")
+
+
+def log_page(request: Request) -> Response:
+    r = redis_of(request)
+    record = load_match(r, request.path_params["match_id"])
+    seat = request.path_params["seat"]
+    require_seat_owner(request, record, seat)
+    text = store.get_bot_log(r, record.id, seat).decode("utf-8", errors="replace")
+    data = match_json(request, record)
+    return _render(request, "log.html", match=data, seat=seat, log=text, nav="matches")
+
+
+async def login_page(request: Request) -> Response:
+    if request.method == "GET":
+        return _render(request, "login.html", error=None, nav="login")
+    form = await request.form(max_files=0, max_fields=4)
+    token = str(form.get("token") or "").strip()
+    author = authors.authenticate(redis_of(request), token)
+    if author is None:
+        return _render(request, "login.html", status_code=401, error="unknown token", nav="login")
+    response = RedirectResponse("/bots", status_code=303)
+    response.set_cookie(
+        AUTH_COOKIE,
+        token,
+        httponly=True,
+        samesite="strict",
+        secure=request.app.state.settings.secure_cookies,
+        max_age=30 * 86400,
+    )
+    return response
+
+
+def logout(request: Request) -> Response:
+    response = RedirectResponse("/", status_code=303)
+    response.delete_cookie(AUTH_COOKIE)
+    return response
+
+
+def routes() -> list[Route]:
+    return [
+        Route("/", leaderboard_page),
+        Route("/bots", bots_page),
+        Route("/bots/{name}", bot_page),
+        Route("/leagues", leagues_page),
+        Route("/leagues/{name}", league_page),
+        Route("/matches", matches_page),
+        Route("/matches/{match_id}", match_page),
+        Route("/matches/{match_id}/games/{game:int}", replay_page),
+        Route("/matches/{match_id}/seats/{seat:int}/log", log_page),
+        Route("/login", login_page, methods=["GET", "POST"]),
+        Route("/logout", logout, methods=["POST"]),
+    ]

@@ -1,0 +1,366 @@
+"""What the pages and the API show, read through the league's modules (store, registry, ratings).
+
+Every function takes a Redis client (bytes replies, as the store requires) and returns plain
+dataclasses or dicts; nothing here knows about HTTP. The batch fit (Bradley-Terry with 95%
+intervals) is recomputed only when the league's result sequence number changes (:class:`FitCache`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from arboretum_worker import ratings, registry, store
+from arboretum_worker.fit import HeadToHead, fit_ratings, head_to_head
+from arboretum_worker.league import LeagueProgress, league_progress
+from arboretum_worker.schedule import match_id as schedule_match_id
+
+__all__ = [
+    "MAX_PAGE",
+    "BotSummary",
+    "FitCache",
+    "FitRow",
+    "H2HRow",
+    "LeaderboardRow",
+    "MatchPage",
+    "bot_h2h",
+    "bot_history",
+    "bot_leagues",
+    "bot_summaries",
+    "default_league",
+    "game_revealed",
+    "leaderboard",
+    "list_matches",
+    "seat_owners",
+    "version_label",
+]
+
+MAX_PAGE = 200
+_TERMINAL = {store.MatchStatus.FINISHED, store.MatchStatus.FAILED, store.MatchStatus.CANCELLED}
+
+
+def version_label(r: Any, vid: str) -> str:
+    """``name@abcdef12`` for a version id (the short id alone if it is unknown)."""
+    version = store.get_version(r, vid)
+    return f"{version.name}@{vid[:8]}" if version else vid[:12]
+
+
+def default_league(r: Any) -> str | None:
+    """The newest league (as ``arena leaderboard`` picks it), or None."""
+    leagues = [store.get_league(r, n) for n in store.list_leagues(r)]
+    found = [lg for lg in leagues if lg is not None]
+    return max(found, key=lambda lg: lg.created).name if found else None
+
+
+# --------------------------------------------------------------------------- batch fit
+
+
+@dataclass(frozen=True, slots=True)
+class FitRow:
+    rating: float
+    low: float
+    high: float
+
+
+def _fit(results: Sequence[store.MatchResult]) -> dict[str, FitRow]:
+    """The league's batch fit (:func:`arboretum_worker.fit.fit_ratings`), by version id."""
+    return {f.version: FitRow(f.elo, f.lower, f.upper) for f in fit_ratings(results)}
+
+
+class FitCache:
+    """The fit of each league, keyed by its last result sequence number (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._fits: dict[str, tuple[int, dict[str, FitRow]]] = {}
+
+    def get(self, r: Any, league: str) -> dict[str, FitRow]:
+        raw = r.get(store.Keys.elo_seq(league))
+        seq = int(raw) if raw is not None else 0
+        with self._lock:
+            cached = self._fits.get(league)
+            if cached is not None and cached[0] == seq:
+                return cached[1]
+        results = ratings.results_in_order(r, league)
+        fit = _fit(results) if results else {}
+        with self._lock:
+            self._fits[league] = (seq, fit)
+        return fit
+
+
+# --------------------------------------------------------------------------- leaderboard
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderboardRow:
+    rank: int
+    bot: str
+    version: str
+    version_index: int
+    """1 for the bot's first version."""
+    latest: bool
+    elo: float
+    fit: FitRow | None
+    games: int
+    wins: int
+    shared_wins: int
+    win_share: float
+    mean_rank: float | None
+    last_played: float | None
+
+    @property
+    def win_rate(self) -> float:
+        return self.win_share / self.games if self.games else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rank": self.rank,
+            "bot": self.bot,
+            "version": self.version,
+            "version_index": self.version_index,
+            "latest": self.latest,
+            "elo": self.elo,
+            "rating": None if self.fit is None else self.fit.rating,
+            "rating_low": None if self.fit is None else self.fit.low,
+            "rating_high": None if self.fit is None else self.fit.high,
+            "games": self.games,
+            "wins": self.wins,
+            "shared_wins": self.shared_wins,
+            "win_share": self.win_share,
+            "win_rate": self.win_rate,
+            "mean_rank": self.mean_rank,
+            "last_played": self.last_played,
+        }
+
+
+def leaderboard(
+    r: Any, league: str, fits: FitCache, *, all_versions: bool = False
+) -> list[LeaderboardRow]:
+    """The league's versions by live Elo (latest version of each bot unless ``all_versions``)."""
+    fit = fits.get(r, league)
+    rows: list[LeaderboardRow] = []
+    names: dict[str, list[str]] = {}
+    for vid, elo, st in ratings.leaderboard(r, league):
+        version = store.get_version(r, vid)
+        name = version.name if version else "?"
+        if name not in names:
+            names[name] = registry.versions(r, name) if version else []
+        order = names[name]
+        index = order.index(vid) + 1 if vid in order else 0
+        rows.append(
+            LeaderboardRow(
+                rank=0,
+                bot=name,
+                version=vid,
+                version_index=index,
+                latest=False,
+                elo=elo,
+                fit=fit.get(vid),
+                games=st.games,
+                wins=st.wins,
+                shared_wins=st.shared_wins,
+                win_share=st.win_share,
+                mean_rank=st.mean_rank,
+                last_played=st.last_played,
+            )
+        )
+    # "latest" = the newest version of the bot that played in this league.
+    newest: dict[str, int] = {}
+    for row in rows:
+        newest[row.bot] = max(newest.get(row.bot, -1), row.version_index)
+    out: list[LeaderboardRow] = []
+    for row in rows:
+        latest = row.version_index == newest[row.bot]
+        if not all_versions and not latest:
+            continue
+        out.append(_replace(row, rank=len(out) + 1, latest=latest))
+    return out
+
+
+def _replace(row: LeaderboardRow, **changes: Any) -> LeaderboardRow:
+    from dataclasses import replace
+
+    return replace(row, **changes)
+
+
+# --------------------------------------------------------------------------- bots
+
+
+@dataclass(frozen=True, slots=True)
+class BotSummary:
+    bot: store.Bot
+    versions: list[store.BotVersion]
+
+
+def bot_summaries(r: Any) -> list[BotSummary]:
+    out: list[BotSummary] = []
+    for name in store.list_bots(r):
+        bot = store.get_bot(r, name)
+        if bot is None:
+            continue
+        versions = [store.get_version(r, vid) for vid in registry.versions(r, name)]
+        out.append(BotSummary(bot, [v for v in versions if v is not None]))
+    return out
+
+
+def bot_leagues(r: Any, versions: Sequence[str]) -> list[str]:
+    """Leagues in which any of these versions has a rating, newest first."""
+    found = []
+    for name in store.list_leagues(r):
+        league = store.get_league(r, name)
+        if league is None:
+            continue
+        live = ratings.ratings(r, name)
+        if any(v in live for v in versions):
+            found.append(league)
+    return [lg.name for lg in sorted(found, key=lambda lg: -lg.created)]
+
+
+def bot_history(
+    r: Any, league: str, versions: Sequence[str]
+) -> dict[str, list[ratings.HistoryEntry]]:
+    """Each version's Elo after every game it played in the league (versions that played)."""
+    out = {}
+    for vid in versions:
+        entries = ratings.history(r, league, vid)
+        if entries:
+            out[vid] = entries
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class H2HRow:
+    version: str
+    opponent: str
+    opponent_label: str
+    record: HeadToHead
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "opponent": self.opponent,
+            "opponent_label": self.opponent_label,
+            "wins": self.record.wins,
+            "losses": self.record.losses,
+            "draws": self.record.draws,
+            "games": self.record.games,
+            "score": self.score,
+        }
+
+    @property
+    def score(self) -> float:
+        rec = self.record
+        return (rec.wins + 0.5 * rec.draws) / rec.games if rec.games else 0.0
+
+
+def bot_h2h(r: Any, league: str, versions: Sequence[str]) -> list[H2HRow]:
+    """Head-to-head of the bot's versions against every opponent version (pairwise game ranks)."""
+    mine = set(versions)
+    results = [
+        res for res in ratings.results_in_order(r, league) if any(s in mine for s in res.seats)
+    ]
+    table = head_to_head(results)
+    rows = [
+        H2HRow(a, b, version_label(r, b), rec)
+        for (a, b), rec in table.items()
+        if a in mine and b not in mine
+    ]
+    rows.sort(key=lambda row: (row.version, -row.score, row.opponent_label))
+    return rows
+
+
+# --------------------------------------------------------------------------- leagues, matches
+
+
+def league_state(r: Any, name: str) -> LeagueProgress | None:
+    if store.get_league(r, name) is None:
+        return None
+    return league_progress(r, name)
+
+
+def list_matches(
+    r: Any,
+    *,
+    league: str | None = None,
+    bot: str | None = None,
+    status: store.MatchStatus | None = None,
+    offset: int = 0,
+    limit: int = 50,
+) -> tuple[int, list[store.MatchRecord]]:
+    """Matches in schedule order (newest league first), filtered; returns (total, page)."""
+    if league is not None:
+        leagues = [league]
+    else:
+        found = [store.get_league(r, n) for n in store.list_leagues(r)]
+        leagues = [lg.name for lg in sorted((x for x in found if x), key=lambda x: -x.created)]
+    if bot is None and status is None:
+        # No filter: count the lists, read only the page's records.
+        ids = [mid for name in leagues for mid in store.league_matches(r, name)]
+        records = (store.get_match(r, mid) for mid in ids[offset : offset + limit])
+        return len(ids), [rec for rec in records if rec is not None]
+    wanted: set[str] | None = None
+    if bot is not None:
+        wanted = set(registry.versions(r, bot)) or {bot}
+    total = 0
+    page: list[store.MatchRecord] = []
+    for name in leagues:
+        for mid in store.league_matches(r, name):
+            record = store.get_match(r, mid)
+            if record is None:
+                continue
+            if status is not None and record.status is not status:
+                continue
+            if wanted is not None and not wanted.intersection(record.seats):
+                continue
+            if offset <= total < offset + limit:
+                page.append(record)
+            total += 1
+    return total, page
+
+
+def seat_owners(r: Any, record: store.MatchRecord) -> list[str | None]:
+    """The owner (author) of each seat's bot, None when it has none."""
+    owners: list[str | None] = []
+    for vid in record.seats:
+        version = store.get_version(r, vid)
+        bot = store.get_bot(r, version.name) if version else None
+        owners.append(bot.owner if bot else None)
+    return owners
+
+
+def deal_siblings(record: store.MatchRecord) -> list[str]:
+    """The ids of every seat rotation of the match's deal (itself included), or just its own
+    id if the schedule's id scheme does not reproduce it."""
+    combination = sorted(record.seats)
+    ids = [
+        schedule_match_id(record.league, combination, record.deal, rot)
+        for rot in range(len(record.seats))
+    ]
+    return ids if record.id in ids else [record.id]
+
+
+def game_revealed(r: Any, record: store.MatchRecord) -> bool:
+    """True once the match and every other rotation of its deal are over (finished, failed or
+    cancelled), and the match itself finished: then its hands and seed are no secret."""
+    if record.status is not store.MatchStatus.FINISHED:
+        return False
+    for mid in deal_siblings(record):
+        if mid == record.id:
+            continue
+        other = store.get_match(r, mid)
+        if other is not None and other.status not in _TERMINAL:
+            return False
+    return True
+
+
+@dataclass
+class MatchPage:
+    record: store.MatchRecord
+    labels: list[str]
+    owners: list[str | None]
+    result: store.MatchResult | None
+    games: list[int]
+    revealed: bool
+    replays: dict[int, dict[str, Any]] = field(default_factory=dict)

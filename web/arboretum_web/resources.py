@@ -1,0 +1,284 @@
+"""Request-level building blocks shared by the pages and the API: parameters, lookups that
+answer 404, permissions, and the JSON form of each resource."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+
+from arboretum_worker import registry, store
+
+from . import queries
+from .app import request_author
+from .replays import is_complete, seat_view, strip_faults
+
+__all__ = [
+    "bool_param",
+    "bot_json",
+    "int_param",
+    "league_json",
+    "league_param",
+    "load_bot",
+    "load_league",
+    "load_match",
+    "match_json",
+    "owned_seats",
+    "replay_for",
+    "status_param",
+]
+
+_MATCH_ID = re.compile(r"[0-9A-Za-z_.-]{1,64}")
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def redis_of(request: Request) -> Any:
+    return request.app.state.redis
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def bool_param(request: Request, name: str) -> bool:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return False
+    if raw.lower() in _TRUE:
+        return True
+    if raw.lower() in _FALSE:
+        return False
+    raise HTTPException(400, f"parameter {name!r} is a boolean (1 or 0), not {raw!r}")
+
+
+def int_param(
+    request: Request, name: str, default: int | None, low: int = 0, high: int | None = None
+) -> int | None:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise HTTPException(400, f"parameter {name!r} is an integer, not {raw!r}") from None
+    if value < low or (high is not None and value > high):
+        bound = f"from {low} to {high}" if high is not None else f"at least {low}"
+        raise HTTPException(400, f"parameter {name!r} must be {bound}, not {value}")
+    return value
+
+
+def status_param(request: Request) -> store.MatchStatus | None:
+    raw = request.query_params.get("status")
+    if not raw:
+        return None
+    try:
+        return store.MatchStatus(raw)
+    except ValueError:
+        choices = ", ".join(s.value for s in store.MatchStatus)
+        raise HTTPException(400, f"status is one of {choices}, not {raw!r}") from None
+
+
+def _name(kind: str, name: str) -> str:
+    try:
+        return store.validate_name(kind, name)
+    except store.StoreError:
+        raise HTTPException(404, f"no {kind} {name!r}") from None
+
+
+def load_league(r: Any, name: str) -> store.League:
+    league = store.get_league(r, _name("league", name))
+    if league is None:
+        raise HTTPException(404, f"no league {name!r}")
+    return league
+
+
+def league_param(request: Request) -> str | None:
+    """``?league=`` (404 if unknown), else the newest league, else None."""
+    r = redis_of(request)
+    name = request.query_params.get("league")
+    if name:
+        return load_league(r, name).name
+    return queries.default_league(r)
+
+
+def load_bot(r: Any, name: str) -> store.Bot:
+    bot = store.get_bot(r, _name("bot", name))
+    if bot is None:
+        raise HTTPException(404, f"no bot {name!r}")
+    return bot
+
+
+def load_match(r: Any, match_id: str) -> store.MatchRecord:
+    if not _MATCH_ID.fullmatch(match_id):
+        raise HTTPException(404, f"no match {match_id!r}")
+    record = store.get_match(r, match_id)
+    if record is None:
+        raise HTTPException(404, f"no match {match_id!r}")
+    return record
+
+
+def owned_seats(request: Request, record: store.MatchRecord) -> set[int]:
+    author = request_author(request)
+    if author is None:
+        return set()
+    owners = queries.seat_owners(redis_of(request), record)
+    return {seat for seat, owner in enumerate(owners) if owner == author}
+
+
+def require_seat_owner(request: Request, record: store.MatchRecord, seat: int) -> None:
+    if not 0 <= seat < len(record.seats):
+        raise HTTPException(404, f"match {record.id} has no seat {seat}")
+    if request_author(request) is None:
+        raise HTTPException(401, "sign in with the token of the bot's author")
+    if seat not in owned_seats(request, record):
+        raise HTTPException(403, "only the author of this seat's bot may see its logs and faults")
+
+
+# --------------------------------------------------------------------------- JSON forms
+
+
+def _ts(value: float | None) -> float | None:
+    return value if value else None
+
+
+def league_json(r: Any, league: store.League) -> dict[str, Any]:
+    progress = queries.league_state(r, league.name)
+    s = league.settings
+    return {
+        "name": league.name,
+        "status": league.status.value,
+        "created": league.created,
+        "settings": {
+            "players": s.players,
+            "games_per_pairing": s.games_per_pairing,
+            "bots": [{"version": v, "label": queries.version_label(r, v)} for v in s.bots],
+            "time_control": {
+                "per_decision_ms": s.time_control.per_decision_ms,
+                "bank_ms": s.time_control.bank_ms,
+            },
+            "fault_policy": {"faults_to_forfeit": s.fault_policy.faults_to_forfeit},
+            "elo": {"initial": s.elo.initial, "k": s.elo.k},
+        },
+        "progress": None
+        if progress is None
+        else {
+            "total": progress.total,
+            "done": progress.done,
+            "complete": progress.complete,
+            "counts": {st.value: progress.counts[st.value] for st in store.MatchStatus},
+            "failures": [{"match": m, "reason": why} for m, why in progress.failures],
+        },
+    }
+
+
+def bot_json(r: Any, bot: store.Bot) -> dict[str, Any]:
+    versions: list[dict[str, Any]] = []
+    for i, vid in enumerate(registry.versions(r, bot.name), 1):
+        v = store.get_version(r, vid)
+        if v is not None:
+            versions.append(
+                {"index": i, "id": v.id, "created": v.created, "size": v.size, "files": v.files}
+            )
+    return {
+        "name": bot.name,
+        "owner": bot.owner,
+        "created": bot.created,
+        "versions": versions,
+        "leagues": queries.bot_leagues(r, [v["id"] for v in versions]),
+    }
+
+
+def match_json(
+    request: Request, record: store.MatchRecord, *, brief: bool = False
+) -> dict[str, Any]:
+    r = redis_of(request)
+    revealed = queries.game_revealed(r, record)
+    seats = []
+    for seat, vid in enumerate(record.seats):
+        version = store.get_version(r, vid)
+        seats.append(
+            {
+                "seat": seat,
+                "version": vid,
+                "bot": version.name if version else None,
+                "label": queries.version_label(r, vid),
+            }
+        )
+    out: dict[str, Any] = {
+        "id": record.id,
+        "league": record.league,
+        "status": record.status.value,
+        "seats": seats,
+        "deal": record.deal,
+        "rotation": record.rotation,
+        "seed": str(record.seed) if revealed else None,
+        "revealed": revealed,
+        "created": _ts(record.created),
+        "started": record.started,
+        "finished": record.finished,
+    }
+    result = store.get_result(r, record.id) if record.status is store.MatchStatus.FINISHED else None
+    out["result"] = None
+    if result is not None:
+        out["result"] = {
+            "games": [{"ranks": list(g.ranks), "totals": list(g.totals)} for g in result.games]
+        }
+    if brief:
+        return out
+    owned = owned_seats(request, record)
+    out["failure"] = record.failure
+    out["attempts"] = record.attempts
+    base = f"/api/v1/matches/{record.id}"
+    out["games"] = [
+        {
+            "game": g,
+            "replay": f"{base}/games/{g}/replay",
+            "download": f"{base}/games/{g}/replay?download=1",
+            "viewer": f"/matches/{record.id}/games/{g}",
+        }
+        for g in store.replay_games(r, record.id)
+    ]
+    out["owned_seats"] = sorted(owned)
+    if result is not None and owned:
+        out["faults"] = {
+            str(seat): [g.faults[seat] for g in result.games] for seat in sorted(owned)
+        }
+    return out
+
+
+def replay_for(
+    request: Request, record: store.MatchRecord, game: int, seat: int | None
+) -> dict[str, Any]:
+    """The replay document this request may see (see :mod:`.replays`)."""
+    r = redis_of(request)
+    raw = store.get_replay(r, record.id, game)
+    if raw is None:
+        raise HTTPException(404, f"match {record.id} has no replay of game {game}")
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        raise HTTPException(500, "the stored replay is not JSON") from None
+    players = int(doc.get("players", len(record.seats)))
+    if seat is not None and not 0 <= seat < players:
+        raise HTTPException(400, f"seat is from 0 to {players - 1}, not {seat}")
+    owned = owned_seats(request, record)
+    revealed = queries.game_revealed(r, record) and is_complete(doc)
+    if seat is not None and not revealed and seat not in owned:
+        if request_author(request) is None:
+            raise HTTPException(
+                401, "the game is not over: only the author of a seat's bot may see its cards"
+            )
+        raise HTTPException(403, "the game is not over: you may only see your own seats' cards")
+    if seat is not None or not revealed:
+        doc = seat_view(doc, seat)
+    doc = strip_faults(doc, owned)
+    doc["view"] = {
+        "seat": seat,
+        "hidden": seat is not None or not revealed,
+        "revealed": revealed,
+        "owned_seats": sorted(owned),
+    }
+    return doc

@@ -1,0 +1,503 @@
+// Arboretum Arena replay viewer: re-plays a replay document (docs/replay-format.md) step by step.
+// Cards the server hid (a game not over, or a per-seat document) are null and drawn face down.
+"use strict";
+
+(function () {
+  const SPECIES = {
+    BS: { name: "Blue Spruce", colour: "#3f6f95" },
+    CA: { name: "Cassia", colour: "#d8b21f" },
+    CB: { name: "Cherry Blossom", colour: "#e58aae" },
+    DO: { name: "Dogwood", colour: "#d9d2bd" },
+    JA: { name: "Jacaranda", colour: "#8667c4" },
+    MA: { name: "Maple", colour: "#c4432c" },
+    OA: { name: "Oak", colour: "#7a5230" },
+    RP: { name: "Royal Poinciana", colour: "#ea7a2c" },
+    TP: { name: "Tulip Poplar", colour: "#68a846" },
+    WI: { name: "Willow", colour: "#3e9f9b" },
+  };
+  const CODE_OF = {
+    BLUE_SPRUCE: "BS", CASSIA: "CA", CHERRY_BLOSSOM: "CB", DOGWOOD: "DO", JACARANDA: "JA",
+    MAPLE: "MA", OAK: "OA", ROYAL_POINCIANA: "RP", TULIP_POPLAR: "TP", WILLOW: "WI",
+  };
+  const LIGHT = new Set(["DO", "CA", "CB"]);
+  const HAND_SIZE = 7;
+  const SVGNS = "http://www.w3.org/2000/svg";
+
+  const root = document.getElementById("replay");
+  if (!root) return;
+  const $ = (id) => document.getElementById(id);
+
+  let doc = null; // the document as served
+  let snaps = []; // snaps[p]: the state after p steps
+  let pos = 0;
+  let perspective = "all"; // "all" | "public" | seat number
+  let timer = null;
+
+  // ------------------------------------------------------------------ model
+
+  function removeCard(list, card) {
+    let i = list.indexOf(card);
+    if (i < 0) i = list.indexOf(null);
+    if (i >= 0) list.splice(i, 1);
+    return i >= 0;
+  }
+
+  function clone(s) {
+    return {
+      hands: s.hands.map((h) => h.slice()),
+      known: s.known.map((h) => h.slice()),
+      piles: s.piles.map((p) => p.slice()),
+      arbs: s.arbs.map((a) => a.slice()),
+      deck: s.deck,
+      forfeited: s.forfeited.slice(),
+      last: null,
+    };
+  }
+
+  function build(d) {
+    const n = d.players;
+    const hands = d.hands.map((h) => h.slice());
+    const dealt = hands.reduce((a, h) => a + h.length, 0);
+    const deck = d.deck ? d.deck.length - dealt : d.deck_size;
+    let s = {
+      hands,
+      known: hands.map(() => []),
+      piles: hands.map(() => []),
+      arbs: hands.map(() => []),
+      deck,
+      forfeited: new Array(n).fill(false),
+      last: null,
+    };
+    const out = [s];
+    d.steps.forEach((step, i) => {
+      s = clone(s);
+      const seat = step.seat;
+      if (step.kind === "draw") {
+        let card = step.card === undefined ? null : step.card;
+        if (step.source === "deck") {
+          s.deck -= 1;
+        } else {
+          const top = s.piles[step.pile].pop();
+          card = card || top || null;
+          if (card) s.known[seat].push(card);
+        }
+        s.hands[seat].push(card);
+      } else if (step.kind === "play") {
+        removeCard(s.hands[seat], step.card);
+        const k = s.known[seat].indexOf(step.card);
+        if (k >= 0) s.known[seat].splice(k, 1);
+        s.arbs[seat].push({ x: step.cell[0], y: step.cell[1], card: step.card, step: i });
+        if (step.discard) {
+          removeCard(s.hands[seat], step.discard);
+          const j = s.known[seat].indexOf(step.discard);
+          if (j >= 0) s.known[seat].splice(j, 1);
+          s.piles[seat].push(step.discard);
+        }
+      } else if (step.kind === "forfeit") {
+        s.forfeited[seat] = true;
+      }
+      s.last = i;
+      out.push(s);
+    });
+    return out;
+  }
+
+  // ------------------------------------------------------------------ text
+
+  function seatName(i) {
+    const seat = doc.seats[i];
+    return seat ? seat.bot : "seat " + i;
+  }
+
+  function cardText(c) {
+    return c ? SPECIES[c.slice(0, 2)].name + " " + c.slice(2) : "a card";
+  }
+
+  function visibleTo(step) {
+    // Whether the card of this step is shown in the current perspective.
+    if (step.kind !== "draw" || step.source !== "deck") return true;
+    if (perspective === "all") return true;
+    return perspective === step.seat;
+  }
+
+  function describe(step) {
+    const who = seatName(step.seat);
+    if (step.kind === "draw") {
+      const card = step.card && visibleTo(step) ? cardText(step.card) : "a card";
+      const from = step.source === "deck" ? "the deck" : "the discard pile of " + seatName(step.pile);
+      return who + " draws " + card + " from " + from;
+    }
+    if (step.kind === "play") {
+      const tail = step.discard ? ", discards " + cardText(step.discard) : ", no discard";
+      return who + " plays " + cardText(step.card) + " at (" + step.cell.join(", ") + ")" + tail;
+    }
+    if (step.kind === "forfeit") return who + " forfeits" + (step.reason ? ": " + step.reason : "");
+    return who + ": " + step.kind + (step.reason ? " (" + step.reason + ")" : "");
+  }
+
+  // ------------------------------------------------------------------ drawing
+
+  function el(tag, attrs, text) {
+    const e = document.createElement(tag);
+    for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  function svg(tag, attrs, text) {
+    const e = document.createElementNS(SVGNS, tag);
+    for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  function cardEl(c, extra) {
+    if (!c) return el("span", { class: "card-chip back", title: "hidden card" }, "");
+    const code = c.slice(0, 2);
+    const e = el("span", {
+      class: "card-chip" + (LIGHT.has(code) ? " light" : "") + (extra ? " " + extra : ""),
+      title: cardText(c),
+      style: "background:" + SPECIES[code].colour,
+    });
+    e.append(el("b", {}, c.slice(2)), el("small", {}, code));
+    return e;
+  }
+
+  const CW = 40, CH = 52, GAP = 5;
+
+  function arboretumSvg(cards, paths, lastStep) {
+    if (!cards.length) {
+      const empty = el("div", { class: "arb-empty" }, "no trees yet");
+      return empty;
+    }
+    const xs = cards.map((c) => c.x), ys = cards.map((c) => c.y);
+    const minX = Math.min(...xs), maxX = Math.max(...xs), minY = Math.min(...ys), maxY = Math.max(...ys);
+    const w = (maxX - minX + 1) * (CW + GAP) + GAP, h = (maxY - minY + 1) * (CH + GAP) + GAP;
+    const px = (x) => GAP + (x - minX) * (CW + GAP);
+    const py = (y) => GAP + (maxY - y) * (CH + GAP);
+    const root = svg("svg", { class: "arb", viewBox: "0 0 " + w + " " + h, width: w, height: h });
+    const onPath = new Set();
+    (paths || []).forEach((p) => p.cells.forEach((c) => onPath.add(c[0] + "," + c[1])));
+    const trees = cards.map((c) => {
+      const code = c.card.slice(0, 2);
+      const g = svg("g", { class: "tree" + (c.step === lastStep ? " fresh" : "") + (onPath.has(c.x + "," + c.y) ? " on-path" : "") });
+      g.append(svg("rect", { x: px(c.x), y: py(c.y), width: CW, height: CH, rx: 6, fill: SPECIES[code].colour }));
+      g.append(svg("title", {}, cardText(c.card) + " at (" + c.x + ", " + c.y + ")"));
+      root.append(g);
+      return { c, code, g };
+    });
+    // the counted paths go over the cards and under their numbers
+    (paths || []).forEach((p) => {
+      const pts = p.cells.map((c) => (px(c[0]) + CW / 2) + "," + (py(c[1]) + CH / 2)).join(" ");
+      const g = svg("g", { class: "path", "data-species": p.code });
+      g.append(svg("polyline", { points: pts, class: "path-halo" }));
+      g.append(svg("polyline", { points: pts, class: "path-line", stroke: SPECIES[p.code].colour }));
+      p.cells.forEach((c, k) => {
+        const end = k === 0 || k === p.cells.length - 1;
+        g.append(svg("circle", {
+          cx: px(c[0]) + CW / 2, cy: py(c[1]) + CH / 2, r: end ? 7 : 4,
+          class: "path-dot" + (end ? " end" : ""), fill: SPECIES[p.code].colour,
+        }));
+      });
+      g.append(svg("title", {}, SPECIES[p.code].name + " path: " + p.points + " points"));
+      root.append(g);
+    });
+    trees.forEach(({ c, code }) => {
+      const ink = LIGHT.has(code) ? "#2b2b2b" : "#fff";
+      const dim = paths && !onPath.has(c.x + "," + c.y) ? " off-path" : "";
+      root.append(svg("text", { x: px(c.x) + CW / 2, y: py(c.y) + 20, "text-anchor": "middle", class: "v" + dim, fill: ink }, c.card.slice(2)));
+      root.append(svg("text", { x: px(c.x) + CW / 2, y: py(c.y) + 46, "text-anchor": "middle", class: "c" + dim, fill: ink }, code));
+    });
+    return root;
+  }
+
+  function handFor(s, seat, atEnd) {
+    if (atEnd && doc.final_hands) return { cards: doc.final_hands[seat], hidden: 0 };
+    const hand = s.hands[seat];
+    if (perspective === "all" || perspective === seat) {
+      return { cards: hand.filter((c) => c), hidden: hand.filter((c) => !c).length };
+    }
+    const known = s.known[seat].filter((c) => c);
+    return { cards: known, hidden: Math.max(0, hand.length - known.length) };
+  }
+
+  function scoredPaths(seat) {
+    const res = doc.result.seats[seat];
+    return res.species.filter((sp) => sp.path).map((sp) => ({
+      code: CODE_OF[sp.species], cells: sp.path.cells, points: sp.path.points,
+    }));
+  }
+
+  function renderSeats(s, atEnd) {
+    const box = $("seats");
+    box.replaceChildren();
+    const lastStep = s.last === null ? -1 : s.last;
+    const current = pos < doc.steps.length ? doc.steps[pos].seat : null;
+    for (let i = 0; i < doc.players; i++) {
+      const panel = el("section", { class: "seat card" + (current === i ? " due" : "") + (perspective === i ? " me" : ""), "data-seat": i });
+      const head = el("header", {});
+      head.append(el("h3", {}, seatName(i)), el("span", { class: "muted" }, "seat " + i));
+      if (atEnd && doc.result) {
+        const r = doc.result.seats[i];
+        head.append(el("span", { class: "score-badge rank" + r.rank, "data-testid": "seat-total-" + i }, r.total + " pts · #" + r.rank));
+      }
+      if (s.forfeited[i]) head.append(el("span", { class: "tag bad" }, "forfeited"));
+      panel.append(head);
+
+      const row = el("div", { class: "seat-row" });
+      const hand = handFor(s, i, atEnd);
+      const handBox = el("div", { class: "hand" });
+      handBox.append(el("div", { class: "label" }, atEnd ? "final hand" : "hand (" + (hand.cards.length + hand.hidden) + ")"));
+      const chips = el("div", { class: "chips" });
+      hand.cards.slice().sort().forEach((c) => chips.append(cardEl(c, s.known[i].includes(c) && !atEnd ? "known" : "")));
+      for (let k = 0; k < hand.hidden; k++) chips.append(cardEl(null));
+      handBox.append(chips);
+      const pileBox = el("div", { class: "pile" });
+      pileBox.append(el("div", { class: "label" }, "discard pile (" + s.piles[i].length + ")"));
+      const pile = el("div", { class: "chips stacked" });
+      s.piles[i].forEach((c) => pile.append(cardEl(c)));
+      pileBox.append(pile);
+      row.append(handBox, pileBox);
+      panel.append(row);
+
+      const arb = el("div", { class: "arb-box" });
+      arb.append(arboretumSvg(s.arbs[i], atEnd && doc.result ? scoredPaths(i) : null, lastStep));
+      panel.append(arb);
+      box.append(panel);
+    }
+  }
+
+  function renderScoring() {
+    const box = $("scoring");
+    box.replaceChildren();
+    box.append(el("h2", {}, "Final scoring"));
+    const res = doc.result;
+    const table = el("table", { class: "board compact scoring-table", id: "scoring-table" });
+    const head = el("tr", {});
+    ["Seat", "Species", "In hand", "Right", "Path", "Points"].forEach((h) => head.append(el("th", {}, h)));
+    const thead = el("thead", {});
+    thead.append(head);
+    table.append(thead);
+    const body = el("tbody", {});
+    res.seats.forEach((r) => {
+      const speciesRows = r.species.filter((sp) => sp.has_right || sp.hand_total || sp.path);
+      const first = el("tr", { class: "seat-total" + (r.rank === 1 ? " winner" : "") });
+      first.append(el("td", {}, seatName(r.seat) + (r.forfeited ? " (forfeited)" : "")));
+      first.append(el("td", { colspan: 4, class: "muted" }, "rank " + r.rank + " · " + r.species_in_arboretum + " species in the arboretum"));
+      first.append(el("td", { class: "num total", id: "score-total-" + r.seat, "data-testid": "score-total" }, String(r.total)));
+      body.append(first);
+      speciesRows.forEach((sp) => {
+        const code = CODE_OF[sp.species];
+        const tr = el("tr", { class: "species-row", "data-seat": r.seat, "data-species": code });
+        tr.append(el("td", {}));
+        const name = el("td", {});
+        name.append(el("span", { class: "dot", style: "background:" + SPECIES[code].colour }), document.createTextNode(" " + SPECIES[code].name));
+        tr.append(name, el("td", { class: "num" }, String(sp.hand_total)), el("td", {}, sp.has_right ? "yes" : "no"));
+        const path = el("td", { class: "path-cell" });
+        if (sp.path) {
+          sp.path.cards.forEach((c) => path.append(cardEl(c, "mini")));
+          const bits = [sp.path.cards.length + (sp.path.doubled ? " × 2" : "")];
+          if (sp.path.start_bonus) bits.push("+" + sp.path.start_bonus + " starts with 1");
+          if (sp.path.end_bonus) bits.push("+" + sp.path.end_bonus + " ends with 8");
+          path.append(el("span", { class: "muted" }, " " + bits.join(", ")));
+        } else {
+          path.append(el("span", { class: "muted" }, sp.has_right ? "no path" : "—"));
+        }
+        tr.append(path, el("td", { class: "num points" }, String(sp.points)));
+        tr.addEventListener("mouseenter", () => focusPath(r.seat, code));
+        tr.addEventListener("mouseleave", () => focusPath(null, null));
+        body.append(tr);
+      });
+    });
+    table.append(body);
+    box.append(table);
+    const w = res.winners.map(seatName).join(" and ");
+    box.append(el("p", { class: "winner-line", id: "winners" }, (res.winners.length > 1 ? "Shared win: " : "Winner: ") + w));
+    box.hidden = false;
+  }
+
+  function focusPath(seat, code) {
+    document.querySelectorAll(".seat").forEach((panel) => {
+      panel.querySelectorAll("g.path").forEach((g) => {
+        const on = seat === null || (Number(panel.dataset.seat) === seat && g.dataset.species === code);
+        g.classList.toggle("dim", !on);
+      });
+    });
+  }
+
+  function renderLog() {
+    const log = $("step-log");
+    if (log.childElementCount !== doc.steps.length) {
+      log.replaceChildren();
+      doc.steps.forEach((step, i) => {
+        const li = el("li", { "data-i": i, class: "step " + step.kind });
+        li.addEventListener("click", () => go(i + 1));
+        log.append(li);
+      });
+    }
+    log.querySelectorAll("li").forEach((li, i) => {
+      const step = doc.steps[i];
+      li.textContent = "turn " + step.turn + ": " + describe(step);
+      if (step.fault) li.append(el("span", { class: "tag bad" }, step.fault.kind));
+      li.classList.toggle("done", i < pos);
+      li.classList.toggle("current", i === pos - 1);
+    });
+    const cur = log.querySelector("li.current");
+    if (cur) log.scrollTop = Math.max(0, cur.offsetTop - log.clientHeight / 2);
+  }
+
+  function render() {
+    const n = doc.steps.length;
+    const s = snaps[pos];
+    const atEnd = pos === n && !!doc.result;
+    $("deck-size").textContent = String(s.deck);
+    const last = s.last === null ? null : doc.steps[s.last];
+    $("last-action").textContent = last ? describe(last) : "The cards are dealt.";
+    const turn = pos < n ? doc.steps[pos].turn : last ? last.turn : 0;
+    $("position").textContent = "turn " + turn + " · step " + pos + " / " + n + (atEnd ? " · game over" : "");
+    $("scrub").value = String(pos);
+    renderSeats(s, atEnd);
+    if (atEnd) renderScoring(); else $("scoring").hidden = true;
+    renderLog();
+    root.dataset.pos = String(pos);
+    root.dataset.atEnd = atEnd ? "1" : "0";
+  }
+
+  // ------------------------------------------------------------------ navigation
+
+  function go(p) {
+    pos = Math.max(0, Math.min(doc.steps.length, p));
+    render();
+  }
+
+  const actions = {
+    first: () => go(0),
+    last: () => go(doc.steps.length),
+    prev: () => go(pos - 1),
+    next: () => go(pos + 1),
+    nextTurn: () => {
+      const steps = doc.steps;
+      if (pos >= steps.length) return;
+      const t = steps[pos].turn;
+      let q = pos;
+      while (q < steps.length && steps[q].turn === t) q++;
+      go(q);
+    },
+    prevTurn: () => {
+      const steps = doc.steps;
+      if (pos === 0) return;
+      const t = steps[pos - 1].turn;
+      let q = pos - 1;
+      while (q > 0 && steps[q - 1].turn === t) q--;
+      go(q);
+    },
+    play: () => {
+      if (timer) {
+        clearInterval(timer);
+        timer = null;
+      } else {
+        if (pos >= doc.steps.length) go(0);
+        timer = setInterval(() => {
+          if (pos >= doc.steps.length) actions.play();
+          else go(pos + 1);
+        }, 450);
+      }
+      $("play").classList.toggle("on", !!timer);
+      $("play").textContent = timer ? "pause" : "play";
+    },
+  };
+
+  root.querySelectorAll("[data-act]").forEach((b) => b.addEventListener("click", () => actions[b.dataset.act]()));
+  $("scrub").addEventListener("input", (e) => go(Number(e.target.value)));
+  document.addEventListener("keydown", (e) => {
+    if (!doc || e.target.tagName === "INPUT" || e.target.tagName === "SELECT") return;
+    const key = e.key;
+    let act = null;
+    if (key === "ArrowRight") act = e.shiftKey ? "nextTurn" : "next";
+    else if (key === "ArrowLeft") act = e.shiftKey ? "prevTurn" : "prev";
+    else if (key === "ArrowDown" || key === "PageDown") act = "nextTurn";
+    else if (key === "ArrowUp" || key === "PageUp") act = "prevTurn";
+    else if (key === "Home") act = "first";
+    else if (key === "End") act = "last";
+    else if (key === " ") act = "play";
+    if (act) {
+      e.preventDefault();
+      actions[act]();
+    }
+  });
+
+  // ------------------------------------------------------------------ loading
+
+  function setNotice(text) {
+    const n = $("notice");
+    n.textContent = text || "";
+    n.hidden = !text;
+  }
+
+  function fillPerspectives() {
+    const sel = $("perspective");
+    sel.replaceChildren();
+    const view = doc.view || {};
+    const full = !view.hidden;
+    if (full || view.seat === null || view.seat === undefined) {
+      if (full) sel.append(el("option", { value: "all" }, "All cards"));
+      sel.append(el("option", { value: "public" }, "Public"));
+    } else {
+      sel.append(el("option", { value: "public" }, "Public"));
+    }
+    for (let i = 0; i < doc.players; i++) {
+      const owned = (view.owned_seats || []).includes(i);
+      if (full || owned || view.seat === i) sel.append(el("option", { value: String(i) }, "Seat " + i + ": " + seatName(i)));
+    }
+    sel.value = typeof perspective === "number" ? String(perspective) : perspective;
+  }
+
+  async function load(seat) {
+    const url = root.dataset.src + (seat === null || seat === undefined ? "" : "?seat=" + seat);
+    const resp = await fetch(url, { credentials: "same-origin" });
+    const body = await resp.json();
+    if (!resp.ok) throw new Error(body.error ? body.error.message : resp.statusText);
+    return body;
+  }
+
+  async function choose(value) {
+    const seat = value === "all" || value === "public" ? null : Number(value);
+    const keep = pos;
+    if (doc.view && doc.view.hidden && seat !== null && doc.view.seat !== seat) {
+      doc = await load(seat); // the game is not over: the server filters
+      snaps = build(doc);
+    } else if (doc.view && doc.view.hidden && seat === null && doc.view.seat !== null) {
+      doc = await load(null);
+      snaps = build(doc);
+    }
+    perspective = seat === null ? value : seat;
+    fillPerspectives();
+    go(keep);
+  }
+
+  $("perspective").addEventListener("change", (e) => {
+    choose(e.target.value).catch((err) => setNotice(String(err.message || err)));
+  });
+
+  const initialSeat = root.dataset.seat === "" ? null : Number(root.dataset.seat);
+  load(initialSeat)
+    .then((d) => {
+      doc = d;
+      snaps = build(doc);
+      perspective = initialSeat === null ? (doc.view && doc.view.hidden ? "public" : "all") : initialSeat;
+      $("scrub").max = String(doc.steps.length);
+      fillPerspectives();
+      if (doc.view && doc.view.hidden && !doc.view.revealed) {
+        setNotice(doc.result
+          ? "Public view: the hands, the deck and the seed appear once every seat rotation of this deal is over."
+          : "This game is not over: only public information is shown.");
+      }
+      const m = /step=(\d+)/.exec(location.hash);
+      go(m ? Number(m[1]) : 0);
+      root.classList.add("ready");
+    })
+    .catch((err) => {
+      $("position").textContent = "";
+      setNotice("Cannot load the replay: " + (err.message || err));
+    });
+})();
