@@ -252,10 +252,12 @@ class DockerRunner(SandboxRunner):
             spec.socket_host.chmod(0o666)  # the container's user must be able to connect()
         container = self.client.containers.create(**self.container_config(spec))
         try:
-            container.start()
-            stream: Iterator[bytes] = container.logs(
-                stream=True, follow=True, stdout=True, stderr=True
+            # Attach before starting, so nothing the bot writes early can be lost: the engine's
+            # json-file log is capped and rotates, and a fast bot may be done before logs() runs.
+            stream: Iterator[bytes] = container.attach(
+                stdout=True, stderr=True, stream=True, logs=True
             )
+            container.start()
         except BaseException:
             with contextlib.suppress(Exception):
                 container.remove(force=True)

@@ -226,7 +226,10 @@ class BwrapRunner(SandboxRunner):
         for f in _ETC_FILES:
             if os.path.exists(f):
                 a += ["--ro-bind", f, f]
-        made: set[str] = set()
+        # The private /tmp first: a runtime path under /tmp (a clone or a venv there) is then
+        # bound on top of it rather than hidden by it.
+        a += ["--size", str(self.limits.tmp_size_bytes), "--perms", "1777", "--tmpfs", "/tmp"]
+        made: set[str] = {"/tmp"}
         for path in spec.binds:
             # bwrap would create the parents 0700 (unreachable for the slot uid): make them 0755
             for parent in reversed(path.parents[:-1]):
@@ -235,7 +238,6 @@ class BwrapRunner(SandboxRunner):
                     a += ["--perms", "0755", "--dir", str(parent)]
             a += ["--ro-bind", str(path), str(path)]
         a += ["--proc", "/proc", "--dev", "/dev"]
-        a += ["--size", str(self.limits.tmp_size_bytes), "--perms", "1777", "--tmpfs", "/tmp"]
         a += ["--perms", "0755", "--dir", "/run", "--perms", "0755", "--dir", "/run/arena"]
         a += ["--perms", "0755", "--dir", "/bot"]
         if spec.socket_host is not None:
