@@ -17,6 +17,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from . import argtypes
+
 __all__ = ["main"]
 
 Handler = Callable[[argparse.Namespace], int]
@@ -43,33 +45,6 @@ PLUGINS: list[tuple[str, str, dict[str, str]]] = [
         },
     ),
 ]
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer seed: {text!r}") from None
-    if not 0 <= value < 1 << 64:
-        raise argparse.ArgumentTypeError("a seed is an integer from 0 to 2**64-1")
-    return value
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _players(text: str) -> int:
-    value = _positive(text)
-    if value not in (2, 3, 4):
-        raise argparse.ArgumentTypeError("Arboretum is played by 2, 3 or 4 players")
-    return value
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -146,9 +121,9 @@ def build_parser(plugins: bool = True) -> argparse.ArgumentParser:
         league_demo_arguments(p)
     else:
         p = sub.add_parser("demo", help="the main demo (without the league: a simulation)")
-        p.add_argument("--players", type=_players, default=2)
-        p.add_argument("--games", type=_positive, default=200)
-        p.add_argument("--seed", type=_seed, default=2026)
+        p.add_argument("--players", type=argtypes.players, default=2)
+        p.add_argument("--games", type=argtypes.positive, default=200)
+        p.add_argument("--seed", type=argtypes.seed, default=2026)
         p.add_argument(
             "--replays", type=Path, default=Path("replays/demo"), help="where replays go"
         )
@@ -160,9 +135,9 @@ def build_parser(plugins: bool = True) -> argparse.ArgumentParser:
         description="Play N games in-process with the built-in random policy, write their replays "
         "and print a summary. Game i uses the seed derived from --seed and i.",
     )
-    p.add_argument("--players", type=_players, required=True, help="2, 3 or 4")
-    p.add_argument("--games", type=_positive, required=True, help="number of games")
-    p.add_argument("--seed", type=_seed, default=0, help="match seed (default 0)")
+    p.add_argument("--players", type=argtypes.players, required=True, help="2, 3 or 4")
+    p.add_argument("--games", type=argtypes.positive, required=True, help="number of games")
+    p.add_argument("--seed", type=argtypes.seed, default=0, help="match seed (default 0)")
     p.add_argument("--replays", type=Path, help="directory for the replay files (optional)")
     p.set_defaults(handler=cmd_simulate)
 

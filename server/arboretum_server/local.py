@@ -44,6 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from arboretum_sdk import argtypes
+
 from .config import Settings
 
 if TYPE_CHECKING:
@@ -619,36 +621,6 @@ async def _reap(bots: list[BotProcess]) -> None:
 # ----------------------------------------------------------------------------- the command
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer seed: {text!r}") from None
-    if not 0 <= value < 1 << 64:
-        raise argparse.ArgumentTypeError("a seed is an integer from 0 to 2**64-1")
-    return value
-
-
 def register(subparsers: Any, groups: Any = None) -> argparse.ArgumentParser:
     """Add ``arena play`` to the ``arena`` command's subparsers."""
     p = subparsers.add_parser(
@@ -662,11 +634,11 @@ def register(subparsers: Any, groups: Any = None) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--games",
-        type=_positive,
+        type=argtypes.positive,
         default=1,
         help="deals, each played in every seat rotation (default 1)",
     )
-    p.add_argument("--seed", type=_seed, help="match seed (default: a random one, printed)")
+    p.add_argument("--seed", type=argtypes.seed, help="match seed (default: a random one, printed)")
     p.add_argument(
         "--replays",
         type=Path,
@@ -676,22 +648,25 @@ def register(subparsers: Any, groups: Any = None) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--per-decision-ms",
-        type=_positive,
+        type=argtypes.positive,
         metavar="L",
         help="free time per decision (default 1000)",
     )
     p.add_argument(
-        "--bank-ms", type=_non_negative, metavar="B", help="bank per seat per game (default 10000)"
+        "--bank-ms",
+        type=argtypes.non_negative,
+        metavar="B",
+        help="bank per seat per game (default 10000)",
     )
     p.add_argument(
         "--faults-to-forfeit",
-        type=_positive,
+        type=argtypes.positive,
         metavar="N",
         help="faults that forfeit a game (default 3)",
     )
     p.add_argument(
         "--start-timeout-ms",
-        type=_positive,
+        type=argtypes.positive,
         default=30000,
         metavar="MS",
         help="how long a match waits for its bot processes to connect (default 30000)",

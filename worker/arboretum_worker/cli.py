@@ -16,6 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from arboretum_sdk import argtypes
+
 __all__ = ["register"]
 
 
@@ -25,36 +27,6 @@ def _common() -> argparse.ArgumentParser:
         "--redis-url", metavar="URL", help="the league's Redis (default: $REDIS_URL or localhost)"
     )
     return parent
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
-    return value
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer seed: {text!r}") from None
-    if not 0 <= value < 1 << 64:
-        raise argparse.ArgumentTypeError("a seed is an integer from 0 to 2**64-1")
-    return value
 
 
 def register(subparsers: Any, groups: dict[str, Any]) -> None:
@@ -96,11 +68,11 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         help="bot names (latest version), NAME@VERSION-PREFIX, or version ids",
     )
     p.add_argument("--players", type=int, choices=(2, 3, 4), default=2)
-    p.add_argument("--games-per-pairing", type=_positive, default=1, metavar="N")
-    p.add_argument("--per-decision-ms", type=_positive, default=1000, metavar="MS")
-    p.add_argument("--bank-ms", type=_non_negative, default=10_000, metavar="MS")
-    p.add_argument("--faults-to-forfeit", type=_positive, default=3, metavar="N")
-    p.add_argument("--seed", type=_seed, help="league seed (default: random)")
+    p.add_argument("--games-per-pairing", type=argtypes.positive, default=1, metavar="N")
+    p.add_argument("--per-decision-ms", type=argtypes.positive, default=1000, metavar="MS")
+    p.add_argument("--bank-ms", type=argtypes.non_negative, default=10_000, metavar="MS")
+    p.add_argument("--faults-to-forfeit", type=argtypes.positive, default=3, metavar="N")
+    p.add_argument("--seed", type=argtypes.seed, help="league seed (default: random)")
     p.set_defaults(handler=cmd_league_create)
 
     p = lsub.add_parser("run", parents=[common], help="enqueue the league's matches")
@@ -151,7 +123,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p.set_defaults(handler=cmd_match_logs)
     p = msub.add_parser("replay", parents=[common], help="fetch a game's replay (JSON)")
     p.add_argument("match_id", metavar="MATCH")
-    p.add_argument("--game", type=_non_negative, default=0, metavar="I")
+    p.add_argument("--game", type=argtypes.non_negative, default=0, metavar="I")
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (default stdout)")
     p.set_defaults(handler=cmd_match_replay)
 

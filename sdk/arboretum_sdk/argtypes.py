@@ -1,0 +1,53 @@
+"""Argument types shared by every ``arena`` subcommand, whichever distribution defines it.
+
+Each raises :class:`argparse.ArgumentTypeError` with a message naming the problem, so a bad
+number is a one-line usage error (exit 2), never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["non_negative", "players", "positive", "seed"]
+
+
+def _integer(text: str, what: str = "an integer") -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not {what}: {text!r}") from None
+
+
+def positive(text: str) -> int:
+    """An integer of at least 1."""
+    value = _integer(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def non_negative(text: str) -> int:
+    """An integer of at least 0."""
+    value = _integer(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def players(text: str) -> int:
+    """A player count: 2, 3 or 4."""
+    value = positive(text)
+    if value not in (2, 3, 4):
+        raise argparse.ArgumentTypeError("Arboretum is played by 2, 3 or 4 players")
+    return value
+
+
+def seed(text: str) -> int:
+    """A seed from 0 to 2**64-1, in decimal or with a 0x/0o/0b prefix."""
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer seed: {text!r}") from None
+    if not 0 <= value < 1 << 64:
+        raise argparse.ArgumentTypeError("a seed is an integer from 0 to 2**64-1")
+    return value
