@@ -112,6 +112,7 @@ __all__ = [
     "match_start_to_pb",
     "match_status_from_pb",
     "match_status_to_pb",
+    "match_summary_to_pb",
     "public_state_to_pb",
     "redact_event",
     "seat_view_from_pb",
@@ -1440,24 +1441,28 @@ def game_end_from_pb(
     )
 
 
+def match_summary_to_pb(games_finished: int, seats: Iterable[SeatSummary]) -> game_pb2.MatchSummary:
+    return game_pb2.MatchSummary(
+        games_finished=games_finished,
+        seats=[
+            game_pb2.SeatSummary(
+                seat=s.seat,
+                name=s.name,
+                total_points=s.total_points,
+                first_places=s.first_places,
+                rank_sum=s.rank_sum,
+                faults=s.faults,
+                forfeits=s.forfeits,
+            )
+            for s in seats
+        ],
+    )
+
+
 def match_end_to_pb(end: MatchEnd) -> game_pb2.MatchEnd:
     pb = game_pb2.MatchEnd(
         status=match_status_to_pb(end.status),
-        summary=game_pb2.MatchSummary(
-            games_finished=end.games_finished,
-            seats=[
-                game_pb2.SeatSummary(
-                    seat=s.seat,
-                    name=s.name,
-                    total_points=s.total_points,
-                    first_places=s.first_places,
-                    rank_sum=s.rank_sum,
-                    faults=s.faults,
-                    forfeits=s.forfeits,
-                )
-                for s in end.seats
-            ],
-        ),
+        summary=match_summary_to_pb(end.games_finished, end.seats),
         reason=end.reason,
     )
     if end.match_seed is not None:

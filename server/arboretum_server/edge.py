@@ -532,21 +532,7 @@ def match_info_to_pb(info: MatchInfo) -> match_pb2.MatchInfo:
         config=config,
         status=wire.match_status_to_pb(info.status),
         results=[outcome_to_pb(o) for o in info.results],
-        summary=game_pb2.MatchSummary(
-            games_finished=info.summary.games_finished,
-            seats=[
-                game_pb2.SeatSummary(
-                    seat=s.seat,
-                    name=s.name,
-                    total_points=s.total_points,
-                    first_places=s.first_places,
-                    rank_sum=s.rank_sum,
-                    faults=s.faults,
-                    forfeits=s.forfeits,
-                )
-                for s in info.summary.seats
-            ],
-        ),
+        summary=wire.match_summary_to_pb(info.summary.games_finished, info.summary.seats),
         seats=[
             match_pb2.SeatConnection(seat=s.seat, name=s.name, connected=s.connected)
             for s in info.seats
