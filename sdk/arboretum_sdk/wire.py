@@ -34,8 +34,8 @@ Mapping notes (decisions taken here, documented for both sides):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import cast
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TypeVar, cast
 
 from arboretum import (
     DECK,
@@ -125,6 +125,8 @@ __all__ = [
     "time_control_to_pb",
 ]
 
+_E = TypeVar("_E")
+
 PROTOCOL_VERSION = 1
 """The protocol version this module speaks; every top-level message carries it."""
 
@@ -174,13 +176,18 @@ def kind_to_pb(kind: DecisionKind) -> common_pb2.DecisionKind:
         raise WireError("kind", f"{kind.value!r} has no protobuf value") from None
 
 
-def kind_from_pb(value: int, field: str = "kind") -> DecisionKind:
-    if value == common_pb2.DECISION_KIND_UNSPECIFIED:
-        raise WireError(field, "is DECISION_KIND_UNSPECIFIED")
+def _enum_from_pb(value: int, table: Mapping[int, _E], field: str, enum: str, what: str) -> _E:
+    """Look ``value`` up in ``table``; 0 (``<enum>_UNSPECIFIED``) and unknown values are errors."""
+    if value == 0:
+        raise WireError(field, f"is {enum}_UNSPECIFIED")
     try:
-        return _KIND_FROM_PB[value]
+        return table[value]
     except KeyError:
-        raise WireError(field, f"has unknown decision kind value {value}") from None
+        raise WireError(field, f"has unknown {what} value {value}") from None
+
+
+def kind_from_pb(value: int, field: str = "kind") -> DecisionKind:
+    return _enum_from_pb(value, _KIND_FROM_PB, field, "DECISION_KIND", "decision kind")
 
 
 _FAULT_TO_PB: dict[FaultKind, common_pb2.FaultKind] = {
@@ -198,12 +205,7 @@ def fault_kind_to_pb(kind: FaultKind) -> common_pb2.FaultKind:
 
 
 def fault_kind_from_pb(value: int, field: str = "kind") -> FaultKind:
-    if value == common_pb2.FAULT_KIND_UNSPECIFIED:
-        raise WireError(field, "is FAULT_KIND_UNSPECIFIED")
-    try:
-        return _FAULT_FROM_PB[value]
-    except KeyError:
-        raise WireError(field, f"has unknown fault kind value {value}") from None
+    return _enum_from_pb(value, _FAULT_FROM_PB, field, "FAULT_KIND", "fault kind")
 
 
 _STATUS_TO_PB: dict[MatchStatus, common_pb2.MatchStatus] = {
@@ -221,12 +223,7 @@ def match_status_to_pb(status: MatchStatus) -> common_pb2.MatchStatus:
 
 
 def match_status_from_pb(value: int, field: str = "status") -> MatchStatus:
-    if value == common_pb2.MATCH_STATUS_UNSPECIFIED:
-        raise WireError(field, "is MATCH_STATUS_UNSPECIFIED")
-    try:
-        return _STATUS_FROM_PB[value]
-    except KeyError:
-        raise WireError(field, f"has unknown match status value {value}") from None
+    return _enum_from_pb(value, _STATUS_FROM_PB, field, "MATCH_STATUS", "match status")
 
 
 # --------------------------------------------------------------------------- cards, cells, sources
