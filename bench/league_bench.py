@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -48,14 +47,25 @@ def greedy_copies(r: redis.Redis, count: int) -> list[str]:
     return names
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+def _machine_busy() -> tuple[float, float]:
+    """(busy, total) jiffies of all CPUs so far, from /proc/stat."""
+    with open("/proc/stat") as fh:
+        values = [float(v) for v in fh.readline().split()[1:]]
+    idle = values[3] + values[4]  # idle + iowait
+    total = sum(values[:8])  # user .. steal (guest time is already inside user)
+    return total - idle, total
 
 
-def run_once(workers: int, bots: int, deals: int, per_decision_ms: int) -> tuple[int, float, float]:
-    """(games, wall seconds, CPU seconds of everything the run started, per game)."""
-    cpu_before = _children_cpu()
+def run_once(
+    workers: int, bots: int, deals: int, per_decision_ms: int, pin: bool
+) -> tuple[int, float, float]:
+    """(games, wall seconds, CPUs busy on average: the whole machine's, from /proc/stat).
+
+    The machine's CPU time is the only complete count: the sandboxed bots run in pid namespaces
+    whose processes are reaped inside the sandbox, so rusage of the children misses them.
+
+    With ``pin``, worker ``i`` and everything it starts (work horses, referee, sandboxes, bots)
+    run on CPU ``i`` only: a worker per CPU, as a worker per machine would be."""
     tmp = Path(tempfile.mkdtemp(prefix="arena-bench-"))
     url, redis_proc = start_redis_server(tmp / "redis", appendonly=True)
     procs: list[subprocess.Popen[bytes]] = []
@@ -69,6 +79,7 @@ def run_once(workers: int, bots: int, deals: int, per_decision_ms: int) -> tuple
         )  # fmt: skip
         for i in range(workers):
             log = open(tmp / f"worker{i}.log", "wb")  # noqa: SIM115 - the process owns it
+            cpus = {i % (os.cpu_count() or 1)} if pin else None
             procs.append(
                 subprocess.Popen(
                     [*ARENA, "worker", "--name", f"bench-{i}"],
@@ -76,6 +87,7 @@ def run_once(workers: int, bots: int, deals: int, per_decision_ms: int) -> tuple
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
+                    preexec_fn=(lambda c=cpus: os.sched_setaffinity(0, c)) if cpus else None,
                 )
             )
             log.close()
@@ -86,15 +98,22 @@ def run_once(workers: int, bots: int, deals: int, per_decision_ms: int) -> tuple
                 raise RuntimeError("the workers did not start")
             time.sleep(0.05)
         settings = WorkerSettings(redis_url=url)
+        busy_before = _machine_busy()
         started = time.perf_counter()
         league.run_league(r, "bench", settings)
         total = len(store.league_matches(r, "bench"))
+        # The job that records the last result marks the league finished. Polling that one key
+        # keeps the benchmark's own load on the machine negligible (league_progress reads every
+        # match); the full progress is read once, at the end.
         while True:
-            progress = league.league_progress(r, "bench")
-            if progress.complete:
+            record = store.get_league(r, "bench")
+            if record is None or record.status is not store.LeagueStatus.RUNNING:
                 break
             time.sleep(0.02)
         elapsed = time.perf_counter() - started
+        progress = league.league_progress(r, "bench")
+        busy_after = _machine_busy()
+        busy = (busy_after[0] - busy_before[0]) / (busy_after[1] - busy_before[1])
         if progress.counts["finished"] != total:
             raise RuntimeError(f"not every match finished: {progress.summary()}")
     finally:
@@ -110,7 +129,7 @@ def run_once(workers: int, bots: int, deals: int, per_decision_ms: int) -> tuple
         stop_redis_server(redis_proc)
         shutil.rmtree(tmp, ignore_errors=True)
     # Workers, their work horses, referees, sandboxes, bots and Redis, all waited for by now.
-    return total, elapsed, (_children_cpu() - cpu_before) / total
+    return total, elapsed, busy * (os.cpu_count() or 1)
 
 
 def main() -> int:
@@ -122,20 +141,29 @@ def main() -> int:
     parser.add_argument(
         "--repeat", type=int, default=1, help="runs per worker count, interleaved; best kept"
     )
+    parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="run worker i (and all it starts) on CPU i only: one CPU per worker",
+    )
     args = parser.parse_args()
     print(
         f"cpus: {os.cpu_count()}, bots: {args.bots} greedy copies, 2 players, "
         f"{args.deals} deal(s) per pairing, each in both seat orders (one game per match)"
+        + ("; each worker pinned to a CPU of its own" if args.pin else "")
     )
     rates: dict[int, float] = {}
     for _ in range(args.repeat):
         for workers in args.workers:
-            games, elapsed, cpu = run_once(workers, args.bots, args.deals, args.per_decision_ms)
+            games, elapsed, busy = run_once(
+                workers, args.bots, args.deals, args.per_decision_ms, args.pin
+            )
             rate = games / elapsed
             rates[workers] = max(rates.get(workers, 0.0), rate)
             print(
                 f"{workers} worker(s): {games} games in {elapsed:.2f} s = {rate:.2f} games/s "
-                f"({cpu:.2f} CPU-s per game; load {os.getloadavg()[0]:.1f})"
+                f"({busy:.2f} of {os.cpu_count()} CPUs busy: {busy * elapsed / games:.2f} CPU-s "
+                "per game)"
             )
     print("best: " + ", ".join(f"{w} worker(s) {rate:.2f} games/s" for w, rate in rates.items()))
     if 1 in rates:

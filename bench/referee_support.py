@@ -275,9 +275,15 @@ def wait_for_port(
 
 
 def spawn_server(kind: str, port: int, *extra: str) -> subprocess.Popen[bytes]:
-    """Start ``referee`` or ``echo`` in a child process and wait until it listens."""
+    """Start ``referee`` or ``echo`` in a child process and wait until it listens. The child gets
+    the gRPC transport that the ``arena`` command sets up (see :mod:`arboretum_sdk.grpc_setup`)."""
+    from arboretum_sdk import grpc_setup
+
+    env = dict(os.environ)
+    env.setdefault("GRPC_EXPERIMENTS", grpc_setup.GRPC_EXPERIMENTS)
     proc = subprocess.Popen(
-        [sys.executable, str(HERE / "referee_support.py"), kind, "--port", str(port), *extra]
+        [sys.executable, str(HERE / "referee_support.py"), kind, "--port", str(port), *extra],
+        env=env,
     )
     wait_for_port(port, proc=proc)
     return proc
@@ -373,7 +379,11 @@ def main() -> None:
     if args.kind == "echo":
         asyncio.run(_serve_echo(args.port))
     else:
-        asyncio.run(_serve_referee(args.port, args.admin_token, args.max_matches, args.unix))
+        # On the loop that `arena serve` runs (uvloop when installed; ARENA_EVENT_LOOP=asyncio
+        # for the standard loop).
+        from arboretum_sdk import eventloop
+
+        eventloop.run(_serve_referee(args.port, args.admin_token, args.max_matches, args.unix))
 
 
 if __name__ == "__main__":

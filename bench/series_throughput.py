@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import grpc
 
@@ -46,6 +47,10 @@ from referee_support import (
 ADMIN = "bench-admin-token-0123456789"
 HERE = Path(__file__).resolve().parent
 GOAL = 15.0
+POLL_START_S = 0.02
+"""How often the status is polled until the match runs."""
+POLL_RUNNING_S = 0.1
+"""How often the status is polled while the match runs (each poll costs the referee CPU)."""
 
 
 def start_bot(
@@ -84,14 +89,49 @@ def start_bot(
     return subprocess.Popen(command)
 
 
+class Round(NamedTuple):
+    rate: float  # games per second, from RUNNING to the end
+    startup: float  # seconds from the match's creation to RUNNING
+    faults: int
+    cpu_ms: tuple[float, float]  # CPU milliseconds per game: the referee's, both bots' together
+
+
+def process_cpu(pid: int) -> float:
+    """User + system CPU seconds of a live process (all its threads), from /proc."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def reap_cpu(proc: subprocess.Popen[bytes], timeout: float) -> float:
+    """Wait for a bot process (killing it after ``timeout``); its total CPU seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return usage.ru_utime + usage.ru_stime
+        if time.monotonic() > deadline:
+            proc.kill()
+        time.sleep(0.01)
+
+
 async def one_round(
-    port: int, kind: str, games: int, seed: int, work: Path, bot_address: str | None = None
-) -> tuple[float, float, int]:
-    """Returns (games per second, start-up seconds, faults).
+    port: int,
+    kind: str,
+    games: int,
+    seed: int,
+    work: Path,
+    referee_pid: int,
+    bot_address: str | None = None,
+) -> Round:
+    """Plays one match of ``games`` games; the referee is the process ``referee_pid``.
 
     Nobody watches the match while it runs (a spectator costs the referee a message per event):
-    this process polls ``ListMatches`` (the newest match first, without results) every 20 ms for the
-    status, and reads the results with ``GetMatch`` once the match is over."""
+    this process polls ``ListMatches`` (the newest match first, without results) for the status,
+    every 20 ms until the match runs (so that its start is timed closely), then every 100 ms (a
+    poll costs the referee CPU; the end is then seen up to 100 ms late, which errs on the slow
+    side), and reads the results with ``GetMatch`` once the match is over."""
     address = f"127.0.0.1:{port}"
     async with grpc.aio.insecure_channel(address) as channel:
         match_id, tokens = await create_match(
@@ -102,6 +142,7 @@ async def one_round(
         seat_address = bot_address or address
         bots = [start_bot(kind, seat_address, t, work, seed * 10 + i) for i, t in enumerate(tokens)]
         first = end = 0.0
+        cpu_first: dict[int, float] = {}
         try:
             while not end:
                 listed = await stub.ListMatches(
@@ -111,21 +152,20 @@ async def one_round(
                 assert info.match_id == match_id
                 if info.status == common_pb2.MATCH_STATUS_RUNNING and not first:
                     first = time.perf_counter()
+                    cpu_first = {p: process_cpu(p) for p in (referee_pid, *(b.pid for b in bots))}
                 elif info.status not in (
                     common_pb2.MATCH_STATUS_WAITING,
                     common_pb2.MATCH_STATUS_RUNNING,
                 ):
                     end = time.perf_counter()
+                    referee_cpu = process_cpu(referee_pid) - cpu_first.get(referee_pid, 0.0)
                     if info.status != common_pb2.MATCH_STATUS_FINISHED:
                         raise RuntimeError(f"match ended {info}")
-                await asyncio.sleep(0.02)
+                await asyncio.sleep(POLL_RUNNING_S if first else POLL_START_S)
         finally:
+            bots_cpu = 0.0
             for bot in bots:
-                try:
-                    bot.wait(10)
-                except subprocess.TimeoutExpired:
-                    bot.kill()
-                    bot.wait()
+                bots_cpu += reap_cpu(bot, 10.0) - cpu_first.get(bot.pid, 0.0)
         result = await stub.GetMatch(
             match_pb2.GetMatchRequest(protocol_version=1, match_id=match_id)
         )
@@ -133,7 +173,8 @@ async def one_round(
         faults = sum(s.faults for s in result.match.summary.seats)
         if finished != games:
             raise RuntimeError(f"{finished} of {games} games finished")
-        return games / (end - first), first - created, faults
+        cpu_ms = (referee_cpu * 1000 / games, bots_cpu * 1000 / games)
+        return Round(games / (end - first), first - created, faults, cpu_ms)
 
 
 async def run(args: argparse.Namespace) -> int:
@@ -146,19 +187,31 @@ async def run(args: argparse.Namespace) -> int:
         kinds.append("sdk-unix")
     rates: dict[str, list[float]] = {k: [] for k in kinds}
     startups: dict[str, list[float]] = {k: [] for k in kinds}
+    cpus: dict[str, list[tuple[float, float]]] = {k: [] for k in kinds}
     faults = 0
     try:
-        await one_round(port, kinds[0].removesuffix("-unix"), 3, 1, work)  # warm-up
+        await one_round(port, kinds[0].removesuffix("-unix"), 3, 1, work, referee.pid)  # warm-up
         for r in range(args.rounds):
             for kind in kinds:
                 bot_address = f"unix:{sock}" if kind.endswith("-unix") else None
-                rate, startup, bad = await one_round(
-                    port, kind.removesuffix("-unix"), args.games, 100 + r, work, bot_address
+                result = await one_round(
+                    port,
+                    kind.removesuffix("-unix"),
+                    args.games,
+                    100 + r,
+                    work,
+                    referee.pid,
+                    bot_address,
                 )
-                rates[kind].append(rate)
-                startups[kind].append(startup)
-                faults += bad
-                print(f"round {r + 1}/{args.rounds} {kind}: {rate:.1f} games/s", file=sys.stderr)
+                rates[kind].append(result.rate)
+                startups[kind].append(result.startup)
+                cpus[kind].append(result.cpu_ms)
+                faults += result.faults
+                print(
+                    f"round {r + 1}/{args.rounds} {kind}: {result.rate:.1f} games/s, CPU per game: "
+                    f"referee {result.cpu_ms[0]:.0f} ms, bots {result.cpu_ms[1]:.0f} ms",
+                    file=sys.stderr,
+                )
     finally:
         stop_process(referee)
         shutil.rmtree(work, ignore_errors=True)
@@ -168,7 +221,9 @@ async def run(args: argparse.Namespace) -> int:
         values = ", ".join(f"{x:.1f}" for x in rates[kind])
         print(
             f"{kind:>4} bots: median {median(rates[kind]):.1f} games/s ({values}); "
-            f"start-up {median(startups[kind]):.2f} s"
+            f"start-up {median(startups[kind]):.2f} s; CPU per game: referee "
+            f"{median([c[0] for c in cpus[kind]]):.0f} ms, both bots "
+            f"{median([c[1] for c in cpus[kind]]):.0f} ms"
         )
     if "sdk" in rates and "raw" in rates:
         print(f"sdk / raw: {median(rates['sdk']) / median(rates['raw']):.2f}")

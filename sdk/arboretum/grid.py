@@ -88,6 +88,18 @@ class Arboretum(Mapping[Cell, Card]):
         free = {n for cell in self._cards for n in cell.neighbours() if n not in self._cards}
         return tuple(sorted(free))
 
+    def is_legal_cell(self, cell: tuple[int, int]) -> bool:
+        """Whether ``cell`` is one of :meth:`legal_cells`, without listing them."""
+        cards = self._cards
+        if not cards:
+            return cell == (0, 0)
+        if cell in cards:
+            return False
+        x, y = cell
+        return (
+            (x + 1, y) in cards or (x - 1, y) in cards or (x, y + 1) in cards or (x, y - 1) in cards
+        )
+
     def species_count(self) -> int:
         """The number of different species present: the first tie-break."""
         return len({card.species for card in self._cards.values()})

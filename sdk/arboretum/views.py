@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .cards import ALL_CARDS, Card, Cell, Species
-from .decisions import DECK, DecisionKind, Draw
-from .grid import ORIGIN, Arboretum, pack, unpack
+from .decisions import DECK, DecisionKind, Draw, Play
+from .grid import ORIGIN, Arboretum, in_range, pack, unpack
 
 if TYPE_CHECKING:
     from .state import GameState, LegalDecisions
@@ -127,9 +127,33 @@ class SeatView:
             return LegalDecisions(
                 self.kind, (), tuple(sorted(c.id for c in self.hand)), cells, self.discard_required
             )
+        return LegalDecisions(self.kind, self._draw_sources(), (), (), False)
+
+    def _draw_sources(self) -> tuple[int, ...]:
         sources = [DECK] if self.deck_size else []
         sources += [s for s, pile in enumerate(self.discard_piles) if pile]
-        return LegalDecisions(self.kind, tuple(sources), (), (), False)
+        return tuple(sources)
+
+    def is_legal(self, decision: object) -> bool:
+        """Whether ``decision`` is one of :meth:`legal_decisions` (``decision in
+        view.legal_decisions()``), without listing them: cheaper for a single decision."""
+        if not self.my_turn:
+            return False
+        if self.kind is not DecisionKind.PLAY:
+            return type(decision) is Draw and decision.source in self._draw_sources()
+        if type(decision) is not Play:
+            return False
+        card = decision.card
+        hand = {c.id for c in self.hand}
+        if card.id not in hand:
+            return False
+        x, y = decision.cell
+        if not in_range(x, y) or not self.arboretum.is_legal_cell((x, y)):
+            return False
+        if self.discard_required:
+            d = decision.discard
+            return d is not None and d.id in hand and d.id != card.id
+        return decision.discard is None
 
     def top_of_pile(self, seat: int) -> Card | None:
         pile = self.discard_piles[seat]

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import argtypes
+from . import argtypes, grpc_setup
 
 __all__ = ["main"]
 
@@ -114,7 +114,7 @@ def build_parser(plugins: bool = True) -> argparse.ArgumentParser:
     sub.required = True
     groups: dict[str, Any] = {}
 
-    if importlib.util.find_spec("arboretum_worker") is not None:
+    if plugins and importlib.util.find_spec("arboretum_worker") is not None:
         from arboretum_worker.demo import add_arguments as league_demo_arguments
 
         p = sub.add_parser("demo", help="the main demo: a league of the built-in bots")
@@ -223,6 +223,8 @@ def needs_plugins(argv: Sequence[str]) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Before anything imports gRPC: the transport settings of the arena's processes.
+    grpc_setup.apply()
     if argv is None:
         argv = sys.argv[1:]
     parser = build_parser(plugins=needs_plugins(argv))

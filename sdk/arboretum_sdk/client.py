@@ -45,7 +45,7 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from arboretum import Decision, DecisionKind, Draw, Event, Play, Species
+from arboretum import Decision, DecisionKind, Draw, Event, Play, SeatView, Species
 
 from .bot import Bot
 from .errors import (
@@ -120,13 +120,16 @@ def run_bot(
 
 def _run_sync(coro: Coroutine[Any, Any, MatchEnd]) -> MatchEnd:
     """Run ``coro`` on a new event loop in this thread (in a private thread if this one already
-    runs a loop) and return its result."""
+    runs a loop) and return its result. The loop is uvloop's when it is installed, unless
+    ``ARENA_EVENT_LOOP=asyncio`` (see :mod:`arboretum_sdk.eventloop`)."""
+    from . import eventloop
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
+        return eventloop.run(coro)
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="arena-bot") as pool:
-        return pool.submit(asyncio.run, coro).result()
+        return pool.submit(eventloop.run, coro).result()
 
 
 async def _run_bot(
@@ -412,15 +415,15 @@ def _decide(
             call.cancel()
             raise BotCrashed(f"the bot raised on decision {number}; stopped") from None
         return
-    _warn_if_illegal(view.legal_decisions(), decision, session, number)
+    _warn_if_illegal(view, decision, session, number)
     session.answered = {number: answer}
     outbox.append(answer)
     elapsed = time.monotonic() - received
     logger.debug("%sdecision %d: %s (%.1f ms)", session.prefix, number, decision, elapsed * 1000)
 
 
-def _warn_if_illegal(legal: Any, decision: Decision, session: _Session, number: int) -> None:
-    if decision not in legal:
+def _warn_if_illegal(view: SeatView, decision: Decision, session: _Session, number: int) -> None:
+    if not view.is_legal(decision):  # cheaper than `decision in view.legal_decisions()`
         logger.warning(
             "%sdecision %d: the bot's answer %s is not legal; the referee will apply its fallback",
             session.prefix,

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from arboretum_sdk import argtypes
+from arboretum_sdk import argtypes, eventloop
 
 from .config import Settings
 
@@ -700,7 +700,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         # The referee logs every match at INFO; the runner's own report is enough here.
         logging.getLogger("arboretum_server").setLevel(logging.WARNING)
     try:
-        report = asyncio.run(play(options))
+        report = eventloop.run(play(options))
     except PlayError as exc:
         print(f"arena play: {exc}", file=sys.stderr)
         return 2

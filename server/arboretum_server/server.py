@@ -29,6 +29,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from arboretum_proto.v1 import match_pb2_grpc
+from arboretum_sdk import eventloop
 
 from .config import (
     KEEPALIVE_TIME_MS,
@@ -97,6 +98,14 @@ class Referee:
         if not 0 <= seat < len(match.seats):
             raise NotFound(f"match {match_id} has no seat {seat}")
         match.report_crash(seat, reason)
+
+    async def wait_match(self, match_id: str, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for match ``match_id`` to be over; whether it is.
+        For a runner in the referee's process (the league worker), instead of polling."""
+        match = self.registry.get(match_id)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(match.done.wait(), timeout)
+        return match.done.is_set()
 
     async def shutdown(self, drain_timeout: float | None = None) -> None:
         """Drain, then stop: health goes NOT_SERVING, no new match is accepted, games in flight
@@ -205,8 +214,11 @@ async def start_referee(settings: Settings) -> Referee:
 
 
 def serve(settings: Settings, *, ready: Callable[[Referee], None] | None = None) -> int:
-    """Run a referee until SIGTERM or SIGINT, then drain and stop. Returns the exit status."""
-    return asyncio.run(_serve(settings, ready))
+    """Run a referee until SIGTERM or SIGINT, then drain and stop. Returns the exit status.
+
+    The loop is uvloop's when it is installed, unless ``ARENA_EVENT_LOOP=asyncio`` (see
+    :mod:`arboretum_sdk.eventloop`)."""
+    return eventloop.run(_serve(settings, ready))
 
 
 async def _serve(settings: Settings, ready: Callable[[Referee], None] | None) -> int:
@@ -238,7 +250,7 @@ class RefereeThread:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.loop = asyncio.new_event_loop()
+        self.loop = eventloop.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, name="referee", daemon=True)
         self.referee: Referee | None = None
 

@@ -284,3 +284,27 @@ def test_seat_view_is_frozen() -> None:
     assert isinstance(view, SeatView)
     with pytest.raises(dataclasses.FrozenInstanceError):
         view.deck_size = 3  # type: ignore[misc]
+
+
+@game_settings
+@given(st.sampled_from([2, 3, 4]), st.integers(0, 2**64 - 1), st.integers(0, 400))
+def test_is_legal_agrees_with_legal_decisions(players: int, seed: int, steps: int) -> None:
+    state = random_position(players, seed, steps)
+    for seat in range(players):
+        view = state.view(seat)
+        legal = view.legal_decisions()
+        candidates: list[object] = [Draw(s) for s in range(-1, players + 1)]
+        cards = (*view.hand, *state.deck[:2])
+        cells = {Cell(x, y) for x in range(-3, 4) for y in range(-3, 4)}
+        for arb in view.arboretums:
+            cells |= {
+                Cell(c.x + dx, c.y + dy) for c in arb for dx in (-1, 0, 1) for dy in (-1, 0, 1)
+            }
+        for card in cards:
+            for cell in cells:
+                candidates += [Play(card, cell, None), Play(card, cell, card)]
+                candidates += [Play(card, cell, other) for other in cards[:3]]
+        candidates += [None, "draw", Play]
+        for decision in candidates:
+            assert view.is_legal(decision) == (decision in legal), decision
+        assert all(view.is_legal(d) for d in legal)

@@ -33,16 +33,18 @@ TEST_LIMITS = SandboxLimits(
 
 
 def make(kind: str, limits: SandboxLimits = TEST_LIMITS) -> SandboxRunner:
-    if kind == "bwrap":
+    """``bwrap`` (with prlimit + setpriv where installed), ``bwrap-python`` (bwrap with the
+    Python launcher, the fallback without them) or ``unshare``."""
+    if kind in ("bwrap", "bwrap-python"):
         if not bwrap_usable():
             pytest.skip("bubblewrap is missing or cannot create namespaces here")
-        return BwrapRunner(limits)
+        return BwrapRunner(limits, native_launcher=kind == "bwrap")
     if not unshare_usable():
         pytest.skip("unshare cannot create namespaces here")
     return UnshareRunner(limits)
 
 
-@pytest.fixture(params=["bwrap", "unshare"])
+@pytest.fixture(params=["bwrap", "bwrap-python", "unshare"])
 def kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import re
 import socket
 import subprocess
@@ -253,3 +254,52 @@ def test_unreadable_bot_is_refused_clearly(runner: SandboxRunner, tmp_path: Path
     bot.chmod(0o600)
     with pytest.raises(SandboxError, match="world-readable"):
         runner.start(bot, socket_path=None, token="t", python_args=["{bot}"])
+
+
+def test_bot_runs_unprivileged_with_its_limits(runner: SandboxRunner) -> None:
+    """Whichever launcher set it up: no capability left, no_new_privs, the limits (soft = hard),
+    and as root a uid of the slot pool rather than root."""
+    script = (
+        "import os, resource\n"
+        "status = dict(l.split(':', 1) for l in open('/proc/self/status'))\n"
+        "for key in ('Uid', 'Gid', 'Groups', 'CapEff', 'CapPrm', 'CapBnd', 'NoNewPrivs'):\n"
+        "    print(key, status[key].split())\n"
+        "for name in ('CPU', 'DATA', 'AS', 'NPROC', 'NOFILE', 'FSIZE', 'CORE'):\n"
+        "    print(name, resource.getrlimit(getattr(resource, 'RLIMIT_' + name)))\n"
+    )
+    with runner.start(
+        "random", socket_path=None, token="t", builtin=True, python_args=["-c", script]
+    ) as bot:
+        assert bot.wait(20) == 0, bot.output()
+        lines = dict(line.split(" ", 1) for line in bot.output().decode().splitlines())
+    for cap in ("CapEff", "CapPrm"):
+        assert lines[cap] == "['0000000000000000']", lines
+    assert lines["NoNewPrivs"] == "['1']", lines
+    limits = TEST_LIMITS.rlimits()
+    for key, value in limits.items():
+        assert lines[key.removeprefix("RLIMIT_")] == repr((value, value)), (key, lines)
+    if getattr(runner, "privileged", False):
+        uid = lines["Uid"].strip("[]").replace("'", "").split(", ")
+        assert len(set(uid)) == 1 and int(uid[0]) != 0, lines
+        assert lines["Groups"] == "[]", lines
+        assert lines["CapBnd"] == "['0000000000000000']", lines
+
+
+def test_bwrap_prefers_util_linux_launcher() -> None:
+    """With prlimit and setpriv installed (util-linux), bwrap sandboxes start without the Python
+    launcher; the bot's parent chain is then bwrap -> python, nothing in between."""
+    from arboretum_worker.sandbox.local import native_launcher_argv
+
+    argv = native_launcher_argv({"RLIMIT_NPROC": 8}, 12345)
+    if argv is None:
+        pytest.fail("prlimit/setpriv (util-linux) are missing: install util-linux")
+    assert os.path.basename(argv[0]) == "prlimit" and "--nproc=8:8" in argv
+    assert "--reuid=12345" in argv and argv[-1] == "--"
+    runner = make("bwrap")
+    assert "prlimit + setpriv" in runner.describe()
+    script = "import os; print('PARENT', open(f'/proc/{os.getppid()}/comm').read().strip())"
+    with runner.start(
+        "random", socket_path=None, token="t", builtin=True, python_args=["-c", script]
+    ) as bot:
+        assert bot.wait(20) == 0, bot.output()
+        assert b"PARENT bwrap" in bot.output(), bot.output()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from arboretum_sdk import cli as sdk_cli
 from arboretum_web import cli
 
@@ -27,3 +30,13 @@ def test_a_bot_process_does_not_load_the_other_distributions() -> None:
     parser = sdk_cli.build_parser(plugins=False)
     args = parser.parse_args(["bot", "run", "greedy", "--server", "unix:/x", "--token", "t"])
     assert args.bot == "greedy"
+    # ... and in a fresh interpreter, no module of the other distributions gets imported
+    code = (
+        "import sys\n"
+        "from arboretum_sdk import cli\n"
+        "cli.build_parser(plugins=cli.needs_plugins(['bot', 'run', 'greedy']))\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('arboretum_worker', 'arboretum_server', 'arboretum_web')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

@@ -37,6 +37,8 @@ log = logging.getLogger(__name__)
 ADMIN_METADATA = "x-arena-admin-token"
 PROTOCOL_VERSION = 1
 SOCKET_NAME = "referee.sock"
+# How often the worker checks the bots' processes while the match runs; the match's end itself
+# wakes it at once (the referee is in this process).
 POLL_INTERVAL_S = 0.05
 # How long the referee waits for every seat to connect before starting anyway (absent seats fault).
 START_TIMEOUT_MS = 60_000
@@ -99,8 +101,11 @@ StartBot = Callable[[int, SeatPlan, Path, str, Path], Any]
 def run_play_match(
     plan: MatchPlan, match_dir: Path, start_bot: StartBot, *, deadline_s: float, output_cap: int
 ) -> MatchOutcome:
-    """Synchronous entry point: a fresh asyncio loop for this match, closed at the end."""
-    return asyncio.run(
+    """Synchronous entry point: a fresh event loop for this match (uvloop when installed, as
+    ``arena serve`` runs the referee; see :mod:`arboretum_sdk.eventloop`), closed at the end."""
+    from arboretum_sdk import eventloop
+
+    return eventloop.run(
         play_match(plan, match_dir, start_bot, deadline_s=deadline_s, output_cap=output_cap)
     )
 
@@ -186,11 +191,13 @@ async def play_match(
                 )
                 outcome.replays.append(reply.replay_json)
     finally:
-        for bot in bots:
-            try:
-                await asyncio.to_thread(bot.kill)
-            except Exception:  # a dead sandbox must not stop the clean-up of the others
-                log.exception("match %s: killing a sandbox failed", plan.match_id)
+        # all sandboxes at once (each kill waits until none of its processes is left)
+        killed = await asyncio.gather(
+            *(asyncio.to_thread(bot.kill) for bot in bots), return_exceptions=True
+        )
+        for failure in killed:
+            if isinstance(failure, BaseException):  # the others were cleaned up all the same
+                log.error("match %s: killing a sandbox failed: %r", plan.match_id, failure)
         await referee.stop(1.0)
     outcome.outputs = [_capped(_output_of(bot), output_cap) for bot in bots]
     outcome.seconds = time.monotonic() - started
@@ -206,7 +213,8 @@ async def _wait_for_end(
     referee: Any,
     bots: list[Any],
 ) -> Any:
-    """Poll GetMatch until the match is over; report a bot process that exits as a crash."""
+    """GetMatch until the match is over (woken by its end, else every ``POLL_INTERVAL_S``);
+    report a bot process that exits as a crash."""
     from arboretum_proto.v1 import common_pb2
 
     over = {
@@ -231,7 +239,7 @@ async def _wait_for_end(
                     log.debug("match %s: report_crash: %s", ref_id, exc)
         if time.monotonic() - started > deadline_s:
             raise MatchError(f"the match did not end within {deadline_s:.0f} s")
-        await asyncio.sleep(POLL_INTERVAL_S)
+        await referee.wait_match(ref_id, POLL_INTERVAL_S)
 
 
 def _output_of(bot: Any) -> str:

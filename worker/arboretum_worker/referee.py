@@ -19,6 +19,8 @@ class PrivateReferee(Protocol):
 
     def report_crash(self, match_id: str, seat: int, reason: str = "") -> None: ...
 
+    async def wait_match(self, match_id: str, timeout: float) -> bool: ...
+
 
 async def start_private_referee(
     socket_path: Path, admin_token: str, replay_dir: Path | None

@@ -34,6 +34,7 @@ __all__ = [
     "BwrapRunner",
     "UnshareRunner",
     "bwrap_usable",
+    "native_launcher_argv",
     "unshare_usable",
 ]
 
@@ -105,6 +106,47 @@ def _is_root() -> bool:
 def _launcher_argv(cfg: Mapping[str, object]) -> list[str]:
     python = str(Path(sys.executable).resolve())
     return [python, "-I", "-S", "-c", LAUNCHER, json.dumps(cfg)]
+
+
+# The same steps as LAUNCHER without its mounts, with util-linux's prlimit and setpriv: two small
+# C programs exec'd in turn cost about a millisecond, where the Python launcher costs a whole
+# interpreter start (~25 ms of CPU per bot). The bwrap runner uses them when both are installed
+# in a system folder that it binds into the sandbox.
+_PRLIMIT_FLAGS = {
+    "RLIMIT_CPU": "--cpu",
+    "RLIMIT_DATA": "--data",
+    "RLIMIT_AS": "--as",
+    "RLIMIT_NPROC": "--nproc",
+    "RLIMIT_NOFILE": "--nofile",
+    "RLIMIT_FSIZE": "--fsize",
+    "RLIMIT_CORE": "--core",
+}
+
+
+@functools.cache
+def _system_tool(name: str) -> str | None:
+    """The real path of ``name`` if it lies in a system folder bound into bwrap sandboxes."""
+    found = shutil.which(name, path="/usr/bin:/bin:/usr/sbin:/sbin")
+    if found is None:
+        return None
+    real = os.path.realpath(found)
+    return real if real.startswith(("/usr/", "/bin/", "/sbin/")) else None
+
+
+def native_launcher_argv(rlimits: Mapping[str, int], uid: int | None) -> list[str] | None:
+    """``prlimit ... -- setpriv ... --``: rlimits (soft = hard), then, with ``uid``, the drop to it
+    (groups cleared, every capability dropped from the bounding and inheritable sets), and
+    no_new_privs; the bot's argv follows. None if prlimit or setpriv is missing, or an rlimit has
+    no prlimit flag (the Python launcher is used then)."""
+    prlimit, setpriv = _system_tool("prlimit"), _system_tool("setpriv")
+    if prlimit is None or setpriv is None or not set(rlimits) <= set(_PRLIMIT_FLAGS):
+        return None
+    argv = [prlimit, *(f"{_PRLIMIT_FLAGS[k]}={v}:{v}" for k, v in rlimits.items()), "--", setpriv]
+    if uid is not None:
+        argv += [f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+        argv += ["--inh-caps=-all", "--bounding-set=-all"]
+    argv += ["--no-new-privs", "--"]
+    return argv
 
 
 def _spawn_process(
@@ -196,6 +238,7 @@ class BwrapRunner(SandboxRunner):
         *,
         bwrap: str = "bwrap",
         uid_pool: UidSlotPool | None = None,
+        native_launcher: bool = True,
     ) -> None:
         super().__init__(limits)
         exe = shutil.which(bwrap)
@@ -204,10 +247,13 @@ class BwrapRunner(SandboxRunner):
         self.bwrap = exe
         self.privileged = _is_root()
         self.uid_pool = uid_pool or UidSlotPool()
+        # prlimit + setpriv rather than the Python launcher, where both are installed
+        self.native_launcher = native_launcher and native_launcher_argv({}, None) is not None
 
     def describe(self) -> str:
         mode = "root: dedicated uid per sandbox" if self.privileged else "user namespace"
-        return f"bwrap ({self.bwrap}, {mode})"
+        launcher = "prlimit + setpriv" if self.native_launcher else "python launcher"
+        return f"bwrap ({self.bwrap}, {mode}, {launcher})"
 
     def bwrap_args(self, spec: LaunchSpec, uid: int | None) -> list[str]:
         a = [self.bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
@@ -255,10 +301,14 @@ class BwrapRunner(SandboxRunner):
         if slot is not None and spec.socket_host is not None:
             # the slot uid must be allowed to connect(); the match dir itself stays private
             os.chmod(spec.socket_host, 0o666)
-        cfg = {"argv": spec.argv, "rlimits": self.limits.rlimits(), "uid": uid}
+        rlimits = self.limits.rlimits()
         info_r, info_w = os.pipe()
         argv = [*self.bwrap_args(spec, uid), "--info-fd", str(info_w), "--"]
-        argv += _launcher_argv(cfg)
+        native = native_launcher_argv(rlimits, uid) if self.native_launcher else None
+        if native is not None:
+            argv += [*native, *spec.argv]
+        else:
+            argv += _launcher_argv({"argv": spec.argv, "rlimits": rlimits, "uid": uid})
         try:
             proc, capture = _spawn_process(argv, spec, self.limits.output_bytes, (info_w,))
         except BaseException:

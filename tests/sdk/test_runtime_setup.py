@@ -1,0 +1,62 @@
+"""The event loop and gRPC transport choices of the arena's processes (``ARENA_EVENT_LOOP``,
+``GRPC_EXPERIMENTS``)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+
+import pytest
+
+from arboretum_sdk import eventloop, grpc_setup
+
+
+async def _loop_type() -> type:
+    return type(asyncio.get_running_loop())
+
+
+def test_asyncio_choice_is_asyncio_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(eventloop.EVENT_LOOP_ENV, "asyncio")
+    assert eventloop.loop_factory() is None
+    assert eventloop.run(_loop_type()) is type(asyncio.new_event_loop())
+
+
+@pytest.mark.parametrize("choice", ["", "auto", "uvloop", "UVLOOP", "something else"])
+def test_uvloop_is_used_when_installed(monkeypatch: pytest.MonkeyPatch, choice: str) -> None:
+    uvloop = pytest.importorskip("uvloop")
+    monkeypatch.setenv(eventloop.EVENT_LOOP_ENV, choice)
+    assert eventloop.run(_loop_type()) is uvloop.Loop
+    loop = eventloop.new_event_loop()
+    try:
+        assert isinstance(loop, uvloop.Loop)
+    finally:
+        loop.close()
+
+
+def test_missing_uvloop(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "uvloop", None)  # makes `import uvloop` fail
+    monkeypatch.setenv(eventloop.EVENT_LOOP_ENV, "auto")
+    assert eventloop.loop_factory() is None
+    monkeypatch.setenv(eventloop.EVENT_LOOP_ENV, "uvloop")
+    with pytest.raises(RuntimeError, match="uvloop is not installed"):
+        eventloop.loop_factory()
+
+
+def test_grpc_experiments_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Recorded first, so that the variable apply() sets is undone after the test.
+    monkeypatch.setenv("GRPC_EXPERIMENTS", "placeholder")
+    monkeypatch.delenv("GRPC_EXPERIMENTS")
+    if "grpc" in sys.modules:  # gRPC would not read it any more: left alone
+        assert not grpc_setup.apply()
+        assert "GRPC_EXPERIMENTS" not in os.environ
+        monkeypatch.delitem(sys.modules, "grpc")
+    assert grpc_setup.apply()
+    assert os.environ["GRPC_EXPERIMENTS"] == grpc_setup.GRPC_EXPERIMENTS
+
+
+def test_grpc_experiments_set_by_the_user_are_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRPC_EXPERIMENTS", "")
+    monkeypatch.delitem(sys.modules, "grpc", raising=False)
+    assert not grpc_setup.apply()
+    assert os.environ["GRPC_EXPERIMENTS"] == ""
