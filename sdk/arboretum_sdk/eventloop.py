@@ -51,7 +51,8 @@ def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
 
 def new_event_loop() -> asyncio.AbstractEventLoop:
     """A new event loop of the chosen kind (not set as the thread's current loop)."""
-    return loop_factory()()
+    factory = loop_factory()
+    return asyncio.new_event_loop() if factory is None else factory()
 
 
 def run(coro: Coroutine[Any, Any, _T]) -> _T:
