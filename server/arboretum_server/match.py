@@ -311,6 +311,7 @@ class Match:
         self.reason = ""
         self.created_unix_ms = int(time.time() * 1000)
         self.outcomes: list[GameOutcome] = []
+        self._summary: MatchSummary | None = None  # see summary()
         self.replays: dict[int, dict[str, Any]] = {}
         self.partial_replays: dict[int, dict[str, Any]] = {}
         self.store = store or ReplayStore(None)
@@ -563,8 +564,18 @@ class Match:
     # ------------------------------------------------------------------ info
 
     def summary(self) -> MatchSummary:
-        seats = [SeatSummary(s.seat, s.name, 0, 0, 0, 0, 0) for s in self.seats]
-        for outcome in self.outcomes:
+        """Per-seat totals over the finished games. ``outcomes`` only grows, so the summary is
+        kept and only the games finished since the last call are added (status calls stay cheap
+        however long the series)."""
+        cached = self._summary
+        if cached is not None and cached.games_finished == len(self.outcomes):
+            return cached
+        if cached is None:
+            seats = [SeatSummary(s.seat, s.name, 0, 0, 0, 0, 0) for s in self.seats]
+            done = 0
+        else:
+            seats, done = list(cached.seats), cached.games_finished
+        for outcome in self.outcomes[done:]:
             for score in outcome.result.seats:
                 old = seats[score.seat]
                 seats[score.seat] = replace(
@@ -575,7 +586,8 @@ class Match:
                     faults=old.faults + outcome.faults[score.seat],
                     forfeits=old.forfeits + score.forfeited,
                 )
-        return MatchSummary(len(self.outcomes), tuple(seats))
+        self._summary = MatchSummary(len(self.outcomes), tuple(seats))
+        return self._summary
 
     def end_message(self) -> MatchEnd:
         summary = self.summary()

@@ -49,3 +49,45 @@ def test_full_match(tmp_path: Path, players: int) -> None:
             await ref.stop()
 
     asyncio.run(main())
+
+
+def test_summary_adds_up_while_a_series_is_polled(tmp_path: Path) -> None:
+    """The match summary (kept and extended game by game) always equals the sums over the games'
+    results, whenever it is read: polled all through a series, and at its end."""
+
+    def check(info: object) -> None:
+        results = info.results  # type: ignore[attr-defined]
+        summary = info.summary  # type: ignore[attr-defined]
+        assert summary.games_finished == len(results)
+        for seat in summary.seats:
+            scores = [s for r in results for s in r.seats if s.seat == seat.seat]
+            assert seat.total_points == sum(s.total for s in scores)
+            assert seat.first_places == sum(s.rank == 1 for s in scores)
+            assert seat.rank_sum == sum(s.rank for s in scores)
+            assert seat.faults == sum(s.faults for s in scores)
+            assert seat.forfeits == sum(s.forfeited for s in scores)
+
+    async def main() -> None:
+        ref = await referee(tmp_path)
+        try:
+            async with grpc.aio.insecure_channel(ref.address) as channel:
+                stub = match_pb2_grpc.MatchServiceStub(channel)
+                created = await create_match(stub, 2, games=4, seed=77)
+                play = asyncio.ensure_future(
+                    run_match(ref.address, [t.token for t in created.seat_tokens])
+                )
+                seen = set()
+                while not play.done():
+                    info = await get_match(stub, created.match_id)
+                    check(info)
+                    seen.add(info.summary.games_finished)
+                    await asyncio.sleep(0.005)
+                await play
+                info = await get_match(stub, created.match_id)
+                check(info)
+                assert info.summary.games_finished == 4
+                assert len(seen) >= 2, seen  # read mid-series too, not only before or after
+        finally:
+            await ref.stop()
+
+    asyncio.run(main())
