@@ -343,8 +343,11 @@ def decision_from_pb(
             raise _missing(f"{field}.play.card")
         if not play.HasField("cell"):
             raise _missing(f"{field}.play.cell")
-        card = card_from_pb(play.card, f"{field}.play.card")
-        cell = cell_from_pb(play.cell, f"{field}.play.cell")
+        # one lookup for a valid card; card_from_pb names what is wrong with any other
+        pc = play.card
+        card = _PB_CARDS.get((pc.species, pc.value)) or card_from_pb(pc, f"{field}.play.card")
+        pcell = play.cell
+        cell = Cell(pcell.x, pcell.y)
         discard = None
         if play.HasField("discard"):
             if discard_required is False:
@@ -352,7 +355,10 @@ def decision_from_pb(
                     f"{field}.play.discard",
                     "is set but no discard is allowed (second draw skipped)",
                 )
-            discard = card_from_pb(play.discard, f"{field}.play.discard")
+            pd = play.discard
+            discard = _PB_CARDS.get((pd.species, pd.value)) or card_from_pb(
+                pd, f"{field}.play.discard"
+            )
         elif discard_required:
             raise _missing(f"{field}.play.discard")
         return Play(card, cell, discard)
