@@ -234,6 +234,9 @@ def card_to_pb(card: Card) -> common_pb2.Card:
 
 
 def card_from_pb(pb: common_pb2.Card, field: str = "card") -> Card:
+    card = _PB_CARDS.get((pb.species, pb.value))  # a valid card is one lookup
+    if card is not None:
+        return card
     species = species_from_pb(pb.species, f"{field}.species")
     if not 1 <= pb.value <= 8:
         raise WireError(f"{field}.value", f"is {pb.value} (expected 1 to 8)")
@@ -343,11 +346,8 @@ def decision_from_pb(
             raise _missing(f"{field}.play.card")
         if not play.HasField("cell"):
             raise _missing(f"{field}.play.cell")
-        # one lookup for a valid card; card_from_pb names what is wrong with any other
-        pc = play.card
-        card = _PB_CARDS.get((pc.species, pc.value)) or card_from_pb(pc, f"{field}.play.card")
-        pcell = play.cell
-        cell = Cell(pcell.x, pcell.y)
+        card = card_from_pb(play.card, f"{field}.play.card")
+        cell = cell_from_pb(play.cell, f"{field}.play.cell")
         discard = None
         if play.HasField("discard"):
             if discard_required is False:
@@ -355,10 +355,7 @@ def decision_from_pb(
                     f"{field}.play.discard",
                     "is set but no discard is allowed (second draw skipped)",
                 )
-            pd = play.discard
-            discard = _PB_CARDS.get((pd.species, pd.value)) or card_from_pb(
-                pd, f"{field}.play.discard"
-            )
+            discard = card_from_pb(play.discard, f"{field}.play.discard")
         elif discard_required:
             raise _missing(f"{field}.play.discard")
         return Play(card, cell, discard)
