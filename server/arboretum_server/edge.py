@@ -6,9 +6,10 @@ conversion module, :mod:`arboretum_sdk.wire`; this module only assembles the ref
 messages (never raising: anything wrong becomes a fault or an ``InvalidMessage``) and the match
 service's requests (raising :class:`~arboretum_server.errors.InvalidArgument`).
 
-The one exception to "messages are built with protobuf objects" is the hottest message, a decision
-request: :func:`referee_message_bytes` encodes it straight to the wire format from cached encodings
-of cards, cells and unchanged seats (the same bytes the protobuf runtime produces).
+The one exception to "messages are built with protobuf objects" is the hottest pair, a decision
+request and its answer: the match encodes requests straight to bytes, and
+:func:`inbound_from_bytes` reads a well-formed answer straight from its bytes
+(:mod:`arboretum_server.wirebytes`; the same results the protobuf runtime gives).
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from arboretum import ALL_CARDS, DECK, Card, Cell, DecisionKind, Species
+from arboretum import DecisionKind, Species
 from arboretum_proto.v1 import bot_pb2, common_pb2, game_pb2, match_pb2
 from arboretum_sdk import wire
 from arboretum_sdk.wire import WireError
 
+from . import wirebytes
 from .clock import check_time_control
 from .config import Settings
 from .errors import InvalidArgument
@@ -46,7 +48,6 @@ from .messages import (
     MatchInfo,
     MatchStart,
     Place,
-    SeatPublic,
     SecondDrawSkipped,
     TimeControl,
     View,
@@ -59,11 +60,11 @@ __all__ = [
     "Undecodable",
     "check_version",
     "decode_bot_message",
+    "inbound_from_bytes",
     "inbound_from_pb",
     "match_config_from_pb",
     "match_info_to_pb",
     "referee_message",
-    "referee_message_bytes",
     "watch_message",
 ]
 
@@ -84,11 +85,17 @@ class Undecodable:
 
 
 def decode_bot_message(data: bytes) -> bot_pb2.BotMessage | Undecodable:
-    """The ``Play`` request deserializer: it never raises, so a garbage message is a fault."""
+    """A bot's stream message; it never raises, so a garbage message is a fault."""
     try:
         return bot_pb2.BotMessage.FromString(data)
     except Exception as exc:  # the protobuf runtime raises DecodeError and others
         return Undecodable(f"the message does not decode as a BotMessage ({type(exc).__name__})")
+
+
+def inbound_from_bytes(data: bytes) -> Inbound:
+    """What a bot's serialized stream message means to the match: a canonically encoded, well-formed
+    answer is read straight from its bytes; anything else goes through the protobuf runtime."""
+    return wirebytes.decode_answer(data) or inbound_from_pb(decode_bot_message(data))
 
 
 def inbound_from_pb(message: bot_pb2.BotMessage | Undecodable) -> Inbound:
@@ -264,252 +271,6 @@ def referee_message(message: object) -> bot_pb2.RefereeMessage:
     else:
         raise TypeError(f"not a message to a seat: {message!r}")
     return pb
-
-
-# ----------------------------------------------------------------------------- fast encoding
-#
-# A decision request is the referee's hottest message: one per decision, each carrying the whole
-# board. Building it as protobuf objects costs a message object per card; instead it is encoded
-# here directly to the wire format, from cached encodings of every card and cell. A message's
-# serialization is the concatenation of its fields' encodings (tag, then varint or length-prefixed
-# bytes), so these functions emit exactly the bytes ``RefereeMessage.SerializeToString()`` would
-# (canonical field order, proto3 defaults omitted); tests/server checks that they are identical.
-
-
-def _encode_varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-_SMALL_VARINTS: tuple[bytes, ...] = tuple(_encode_varint(i) for i in range(1 << 14))
-
-
-def _varint(value: int) -> bytes:
-    """The varint encoding of a non-negative integer."""
-    if value < 16384:
-        return _SMALL_VARINTS[value]
-    return _encode_varint(value)
-
-
-def _zigzag(value: int) -> bytes:
-    """A ``sint32`` value's varint."""
-    return _varint(-2 * value - 1 if value < 0 else 2 * value)
-
-
-def _len_field(tag: bytes, payload: bytes) -> bytes:
-    """A length-delimited field: ``tag`` is its key byte(s)."""
-    return tag + _varint(len(payload)) + payload
-
-
-def _uint_field(tag: bytes, value: int) -> bytes:
-    """A varint field; proto3 omits a zero."""
-    return tag + _varint(value) if value else b""
-
-
-def _card_payload(card: Card) -> bytes:
-    return b"\x08" + _varint(card.species.index + 1) + b"\x10" + _varint(card.value)
-
-
-_CARDS: dict[Card, bytes] = {card: _card_payload(card) for card in ALL_CARDS}
-"""The ``Card`` message of every card."""
-
-
-def _card_fields(tag: bytes) -> dict[Card, bytes]:
-    """Every card as a field with key ``tag``."""
-    return {card: _len_field(tag, payload) for card, payload in _CARDS.items()}
-
-
-_CARD_F1 = _card_fields(b"\x0a")  # PlacedCard.card, PlayEvent.card, DiscardEvent.card
-_CARD_F2 = _card_fields(b"\x12")  # SeatView.hand
-_CARD_F3 = _card_fields(b"\x1a")  # SeatState.discard_pile, DrawEvent.card
-_CARD_F5 = _card_fields(b"\x2a")  # SeatState.known_hand_cards
-
-_CELL_CACHE_LIMIT = 1 << 14
-_CELLS: dict[tuple[int, int], bytes] = {}
-"""``Cell`` messages by (x, y), filled as cells are met (a game's cells stay near the origin)."""
-
-
-def _cell_payload(cell: tuple[int, int]) -> bytes:
-    encoded = _CELLS.get(cell)
-    if encoded is None:
-        x, y = cell
-        encoded = (b"\x08" + _zigzag(x) if x else b"") + (b"\x10" + _zigzag(y) if y else b"")
-        if len(_CELLS) < _CELL_CACHE_LIMIT:
-            _CELLS[cell] = encoded
-    return encoded
-
-
-def _placed_card(card: Card, cell: tuple[int, int]) -> bytes:
-    """A ``PlacedCard`` as a field 2 of ``SeatState`` (its arboretum)."""
-    payload = _CARD_F1[card] + _len_field(b"\x12", _cell_payload(cell))
-    return _len_field(b"\x12", payload)
-
-
-_PLACED: dict[tuple[Card, tuple[int, int]], bytes] = {}
-
-
-def _placed_field(card: Card, cell: tuple[int, int]) -> bytes:
-    key = (card, cell)
-    encoded = _PLACED.get(key)
-    if encoded is None:
-        encoded = _placed_card(card, cell)
-        if len(_PLACED) < _CELL_CACHE_LIMIT:
-            _PLACED[key] = encoded
-    return encoded
-
-
-def _arboretum_fields(arboretum: tuple[tuple[Card, Cell], ...]) -> bytes:
-    cached = _ARBORETUMS.get(id(arboretum))
-    if cached is not None and cached[0] is arboretum:
-        return cached[1]
-    encoded = b"".join([_placed_field(card, cell) for card, cell in arboretum])
-    if len(_ARBORETUMS) >= _SEAT_CACHE_LIMIT:
-        _ARBORETUMS.clear()
-    _ARBORETUMS[id(arboretum)] = (arboretum, encoded)
-    return encoded
-
-
-def _seat_state(seat: SeatPublic) -> bytes:
-    parts = [_uint_field(b"\x08", seat.seat), _arboretum_fields(seat.arboretum)]
-    parts += [_CARD_F3[c] for c in seat.discard_pile]
-    parts.append(_uint_field(b"\x20", seat.hand_size))
-    parts += [_CARD_F5[c] for c in seat.known_hand_cards]
-    parts.append(_uint_field(b"\x30", seat.bank_left_ms))
-    parts.append(_uint_field(b"\x38", seat.faults))
-    if seat.forfeited:
-        parts.append(b"\x40\x01")
-    return b"".join(parts)
-
-
-_SEAT_CACHE_LIMIT = 8192
-_SEATS: dict[int, tuple[SeatPublic, bytes]] = {}
-"""Encoded ``SeatState`` fields by ``id`` of the (immutable) :class:`SeatPublic` they encode. The
-match reuses a seat's ``SeatPublic`` object while that seat's public state stays the same (see
-``_Game.board``), so most seats of a board are encoded once for many requests. Each entry keeps
-its object alive, so an ``id`` cannot be reused while cached; the cache is emptied when full."""
-_ARBORETUMS: dict[int, tuple[tuple[tuple[Card, Cell], ...], bytes]] = {}
-"""Encoded arboretums (``SeatState.arboretum`` fields) the same way: an arboretum tuple is reused
-until its seat plays a card."""
-
-
-def _seat_field(seat: SeatPublic) -> bytes:
-    cached = _SEATS.get(id(seat))
-    if cached is not None and cached[0] is seat:
-        return cached[1]
-    encoded = _len_field(b"\x2a", _seat_state(seat))
-    if len(_SEATS) >= _SEAT_CACHE_LIMIT:
-        _SEATS.clear()
-    _SEATS[id(seat)] = (seat, encoded)
-    return encoded
-
-
-def _board_bytes(board: Board) -> bytes:
-    """A ``PublicState`` message."""
-    parts = [
-        _uint_field(b"\x08", board.game_index),
-        _uint_field(b"\x10", board.turn_number),
-        _uint_field(b"\x18", board.current_seat),
-        _uint_field(b"\x20", board.deck_size),
-    ]
-    parts += [_seat_field(seat) for seat in board.seats]
-    return b"".join(parts)
-
-
-def _view_bytes(view: View) -> bytes:
-    """A ``SeatView`` message."""
-    parts = [_uint_field(b"\x08", view.seat)]
-    parts += [_CARD_F2[c] for c in view.hand]
-    parts.append(_len_field(b"\x1a", _board_bytes(view.board)))
-    return b"".join(parts)
-
-
-_DECK_SOURCE = b"\x0a\x00"  # DrawSource{deck: Deck{}}
-
-
-def _source_payload(source: int) -> bytes:
-    if source == DECK:
-        return _DECK_SOURCE
-    if source < 0:
-        raise WireError("source", f"is {source} (expected DECK or a seat number)")
-    return b"\x10" + _varint(source)
-
-
-_KIND_VALUES: dict[DecisionKind, int] = {
-    DecisionKind.FIRST_DRAW: common_pb2.DECISION_KIND_FIRST_DRAW,
-    DecisionKind.SECOND_DRAW: common_pb2.DECISION_KIND_SECOND_DRAW,
-    DecisionKind.PLAY: common_pb2.DECISION_KIND_PLAY,
-}
-
-
-def _kind_value(kind: DecisionKind) -> int:
-    value = _KIND_VALUES.get(kind)
-    if value is None:
-        return int(wire.kind_to_pb(kind))  # raises WireError, as the protobuf path does
-    return value
-
-
-def _event_bytes(event: LoggedEvent) -> bytes:
-    """An ``Event`` message."""
-    head = (
-        _uint_field(b"\x08", event.sequence)
-        + _uint_field(b"\x10", event.turn_number)
-        + _uint_field(b"\x18", event.seat)
-    )
-    body = event.body
-    if isinstance(body, Draw):
-        payload = _uint_field(b"\x08", _kind_value(body.draw)) + _len_field(
-            b"\x12", _source_payload(body.source)
-        )
-        if body.card is not None:
-            payload += _CARD_F3[body.card]
-        return head + _len_field(b"\x22", payload)
-    if isinstance(body, Place):
-        payload = _CARD_F1[body.card] + _len_field(b"\x12", _cell_payload(body.cell))
-        return head + _len_field(b"\x32", payload)
-    if isinstance(body, Discard):
-        return head + _len_field(b"\x3a", _CARD_F1[body.card])
-    if isinstance(body, SecondDrawSkipped):
-        return head + b"\x2a\x00"
-    # Fault and Forfeit events are rare: the protobuf path encodes them.
-    return event_to_pb(event).SerializeToString()
-
-
-def _request_bytes(req: DecisionRequest) -> bytes:
-    """A ``DecisionRequest`` message."""
-    clock = req.clock
-    clock_payload = (
-        _uint_field(b"\x08", clock.per_decision_ms)
-        + _uint_field(b"\x10", clock.bank_left_ms)
-        + _uint_field(b"\x18", clock.elapsed_ms)
-    )
-    parts = [
-        _uint_field(b"\x08", req.number),
-        _uint_field(b"\x10", _kind_value(req.kind)),
-        _uint_field(b"\x18", req.game_index),
-        _len_field(b"\x22", _view_bytes(req.view)),
-    ]
-    parts += [_len_field(b"\x2a", _event_bytes(e)) for e in req.events]
-    parts.append(_len_field(b"\x32", clock_payload))
-    if req.discard_required:
-        parts.append(b"\x38\x01")
-    parts += [_len_field(b"\x42", _source_payload(s)) for s in req.legal_sources]
-    parts += [_len_field(b"\x4a", _cell_payload(c)) for c in req.legal_cells]
-    return b"".join(parts)
-
-
-_ENVELOPE = _uint_field(b"\x08", PROTOCOL_VERSION)
-
-
-def referee_message_bytes(message: object) -> bytes:
-    """The serialized stream message for one of the match's messages to a seat: the same bytes as
-    ``referee_message(message).SerializeToString()``, built faster for decision requests."""
-    if isinstance(message, DecisionRequest):
-        return _ENVELOPE + _len_field(b"\x22", _request_bytes(message))
-    return referee_message(message).SerializeToString()
 
 
 # ----------------------------------------------------------------------------- match service

@@ -54,13 +54,13 @@ from arboretum import (
     derive_game_seed,
 )
 
+from . import wirebytes
 from .clock import SeatClock, TimeControl, check_time_control
 from .errors import AlreadyConnected, MatchOver
 from .messages import (
     Board,
     ClockState,
     DecisionPending,
-    DecisionRequest,
     Discard,
     EventBody,
     Fault,
@@ -211,6 +211,15 @@ class _Game:
         """Each seat's public state as last built; ``None`` once it may have changed."""
         self._arboretums: list[tuple[tuple[Card, Cell], ...] | None] = [None] * config.players
         """Each seat's arboretum as last built; ``None`` once the seat played a card."""
+        # The same pieces encoded for decision requests (see wirebytes), with the same lifetimes:
+        # a seat's public state and hand until it changes, its arboretum and legal cells until it
+        # plays, and each event once it is logged (public, and as its drawer saw it).
+        self._seat_wire: list[bytes | None] = [None] * config.players
+        self._hand_wire: list[bytes | None] = [None] * config.players
+        self._arboretum_wire: list[bytes | None] = [None] * config.players
+        self._cells_wire: list[bytes | None] = [None] * config.players
+        self.event_wire: list[tuple[int, bytes, bytes | None]] = []
+        """Per logged event: its seat, its public encoding, and the drawer's if that differs."""
         self.setup = GameSetup(
             game_index=index,
             game_count=config.game_count,
@@ -225,22 +234,27 @@ class _Game:
         """The public state of ``seat`` (``None``: of every seat) may have changed; ``played``: the
         seat placed a card in its arboretum."""
         if seat is None:
-            self._public = [None] * len(self._public)
-            self._arboretums = [None] * len(self._arboretums)
+            n = len(self._public)
+            self._public, self._arboretums = [None] * n, [None] * n
+            self._seat_wire, self._hand_wire = [None] * n, [None] * n
+            self._arboretum_wire, self._cells_wire = [None] * n, [None] * n
         else:
-            self._public[seat] = None
+            self._public[seat] = self._seat_wire[seat] = self._hand_wire[seat] = None
             if played:
-                self._arboretums[seat] = None
+                self._arboretums[seat] = self._arboretum_wire[seat] = self._cells_wire[seat] = None
+
+    def _arboretum(self, s: int) -> tuple[tuple[Card, Cell], ...]:
+        arboretum = self._arboretums[s]
+        if arboretum is None:
+            arboretum = tuple((card, cell) for cell, card in self.state.arboretum(s).items())
+            self._arboretums[s] = arboretum
+        return arboretum
 
     def _seat_public(self, s: int) -> SeatPublic:
         state = self.state
-        arboretum = self._arboretums[s]
-        if arboretum is None:
-            arboretum = tuple((card, cell) for cell, card in state.arboretum(s).items())
-            self._arboretums[s] = arboretum
         public = SeatPublic(
             seat=s,
-            arboretum=arboretum,
+            arboretum=self._arboretum(s),
             discard_pile=state.discard_pile(s),
             hand_size=state.hand_sizes()[s],
             known_hand_cards=state.known_cards(s),
@@ -268,6 +282,73 @@ class _Game:
 
     def events_for(self, viewer: int | None, since: int = 0) -> tuple[LoggedEvent, ...]:
         return tuple(e.seen_by(viewer) for e in self.events[since:])
+
+    def log(self, event: LoggedEvent) -> None:
+        """Append ``event`` to the game's log, with its encodings."""
+        self.events.append(event)
+        public = event.seen_by(None)
+        private = None if public is event else wirebytes.event_field(event)
+        self.event_wire.append((event.seat, wirebytes.event_field(public), private))
+
+    def _seat_field(self, s: int) -> bytes:
+        state = self.state
+        arboretum = self._arboretum_wire[s]
+        if arboretum is None:
+            arboretum = self._arboretum_wire[s] = wirebytes.arboretum_fields(self._arboretum(s))
+        encoded = wirebytes.seat_state_field(
+            s,
+            arboretum,
+            state.discard_pile(s),
+            state.hand_sizes()[s],
+            state.known_cards(s),
+            self.clocks[s].bank_left_ms,
+            self.faults[s],
+            state.forfeited[s],
+        )
+        self._seat_wire[s] = encoded
+        return encoded
+
+    def request_wire(
+        self, seat: int, number: int, kind: DecisionKind, clock: ClockState, since: int
+    ) -> bytes:
+        """The serialized ``RefereeMessage`` asking ``seat`` decision ``number`` (the one due), with
+        the events from ``since`` on: the bytes ``edge.referee_message`` gives for the same
+        ``DecisionRequest``, built from the cached encodings."""
+        state = self.state
+        hand = self._hand_wire[seat]
+        if hand is None:
+            hand = self._hand_wire[seat] = wirebytes.hand_fields(state.hand(seat))
+        legal = state.legal_decisions()
+        if kind is DecisionKind.PLAY:
+            cells = self._cells_wire[seat]
+            if cells is None:
+                cells = self._cells_wire[seat] = wirebytes.cell_fields(legal.cell_options())
+            discard_required = state.discard_required
+        else:
+            cells, discard_required = b"", False
+        return wirebytes.decision_request(
+            number=number,
+            kind=kind,
+            game_index=self.index,
+            seat=seat,
+            hand=hand,
+            turn_number=state.turn + 1,
+            current_seat=state.current_seat,
+            deck_size=state.deck_size,
+            seats=[w or self._seat_field(s) for s, w in enumerate(self._seat_wire)],
+            events=b"".join(
+                [
+                    private if private is not None and s == seat else public
+                    for s, public, private in self.event_wire[since:]
+                ]
+            ),
+            per_decision_ms=clock.per_decision_ms,
+            bank_left_ms=clock.bank_left_ms,
+            elapsed_ms=clock.elapsed_ms,
+            discard_required=discard_required,
+            legal_sources=legal.sources,
+            legal_cells=cells,
+        )
 
 
 class Watcher:
@@ -461,7 +542,7 @@ class Match:
             )
             pending = game.pending
             if pending is not None and pending.seat == seat and not pending.future.done():
-                stream.send(self._request(game, pending))
+                stream.send(self._request(game, pending, stream))
             self._note(seat, "reconnect" if resumed else "connect", "the seat opened a stream")
         log.info(
             "match %s seat %d: connected%s", self.match_id, seat, " (resumed)" if resumed else ""
@@ -676,7 +757,7 @@ class Match:
 
     def _emit(self, game: _Game, seat: int, turn_number: int, body: EventBody) -> None:
         event = LoggedEvent(len(game.events), turn_number, seat, body)
-        game.events.append(event)
+        game.log(event)
         if self._watchers:
             self._publish(event.seen_by(None))
 
@@ -706,24 +787,15 @@ class Match:
             if decision.discard is not None:
                 self._emit(game, seat, turn_number, Discard(decision.discard))
 
-    def _request(self, game: _Game, pending: _Pending) -> DecisionRequest:
+    def _request(self, game: _Game, pending: _Pending, stream: SeatStream) -> bytes:
+        """The decision request for ``pending``, serialized (see :meth:`_Game.request_wire`),
+        with the events since the stream's last message."""
+        elapsed = max(0, int((asyncio.get_running_loop().time() - pending.sent_at) * 1000))
         seat = pending.seat
-        stream = self.seats[seat].stream
-        assert stream is not None
-        legal = game.state.legal_decisions()
-        loop = asyncio.get_running_loop()
-        elapsed = max(0, int((loop.time() - pending.sent_at) * 1000))
-        return DecisionRequest(
-            number=pending.number,
-            kind=pending.kind,
-            game_index=game.index,
-            view=game.view(seat),
-            events=self._events_since(game, stream),
-            clock=ClockState(game.clocks[seat].per_decision_ms, pending.bank_before_ms, elapsed),
-            discard_required=pending.kind is DecisionKind.PLAY and game.state.discard_required,
-            legal_sources=tuple(legal.sources),
-            legal_cells=legal.cell_options() if pending.kind is DecisionKind.PLAY else (),
-        )
+        clock = ClockState(game.clocks[seat].per_decision_ms, pending.bank_before_ms, elapsed)
+        since = stream.cursor if stream.cursor_game == game.index else 0
+        stream.cursor_game, stream.cursor = game.index, len(game.events)
+        return game.request_wire(seat, pending.number, pending.kind, clock, since)
 
     def _pending_message(self, game: _Game, pending: _Pending) -> DecisionPending:
         elapsed = max(0, int((asyncio.get_running_loop().time() - pending.sent_at) * 1000))
@@ -788,7 +860,7 @@ class Match:
         if session.crashed is not None:
             future.set_result(_Crashed(session.crashed))
         elif session.stream is not None:
-            session.stream.send(self._request(game, pending))
+            session.stream.send(self._request(game, pending, session.stream))
 
         def expire() -> None:
             if game.pending is pending and not future.done():

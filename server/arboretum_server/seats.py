@@ -93,14 +93,15 @@ class SeatStream:
 
     def __init__(self, seat: int) -> None:
         self.seat = seat
-        self.outbox: asyncio.Queue[BotMessage | StreamEnd] = asyncio.Queue()
+        self.outbox: asyncio.Queue[BotMessage | bytes | StreamEnd] = asyncio.Queue()
+        """Messages to write, in order; ``bytes`` are serialized ``RefereeMessage`` s."""
         self.cursor_game = -1
         self.cursor = 0
         self.closed = False
         self.closing: StreamEnd | None = None
         """Set when the stream must end once the fault it caused has been told (see Match)."""
 
-    def send(self, message: BotMessage) -> None:
+    def send(self, message: BotMessage | bytes) -> None:
         if self.closed:
             return
         if self.outbox.qsize() >= OUTBOX_LIMIT:

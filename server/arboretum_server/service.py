@@ -24,7 +24,7 @@ from typing import Any
 
 import grpc
 
-from arboretum_proto.v1 import bot_pb2, match_pb2, match_pb2_grpc
+from arboretum_proto.v1 import match_pb2, match_pb2_grpc
 
 from . import edge
 from .config import MIN_STREAM_DEADLINE_S, UNARY_TIMEOUT_S
@@ -303,7 +303,9 @@ class BotServicer:
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(asyncio.shield(reader), END_LINGER_S)
                     return
-                await context.write(edge.referee_message_bytes(item))
+                await context.write(
+                    item if type(item) is bytes else edge.referee_message(item).SerializeToString()
+                )
         except asyncio.CancelledError:
             reason = "the stream broke (cancelled by the bot, deadline expired or connection lost)"
             raise
@@ -323,7 +325,7 @@ class BotServicer:
             async for message in requests:
                 if stream.closed:
                     continue  # the match is over: drain until the bot half-closes
-                match.receive(seat, stream, edge.inbound_from_pb(message))
+                match.receive(seat, stream, edge.inbound_from_bytes(message))
                 if stream.closing is not None:
                     return
         except asyncio.CancelledError:
@@ -338,20 +340,10 @@ class BotServicer:
         stream.end("CANCELLED", "the bot half-closed its stream; that counts as a disconnect")
 
 
-def _serialize_referee_message(message: bytes | bot_pb2.RefereeMessage) -> bytes:
-    """``Play``'s response serializer: the stream writes messages already serialized
-    (:func:`edge.referee_message_bytes`); a ``RefereeMessage`` object is serialized here."""
-    if isinstance(message, bytes):
-        return message
-    return message.SerializeToString()
-
-
 def bot_service_handler(servicer: BotServicer) -> grpc.GenericRpcHandler:
     handlers = {
-        "Play": grpc.stream_stream_rpc_method_handler(
-            servicer.Play,
-            request_deserializer=edge.decode_bot_message,
-            response_serializer=_serialize_referee_message,
-        )
+        # Raw bytes both ways: answers are read by edge.inbound_from_bytes (so that garbage is a
+        # fault, not a failed call) and messages are written already serialized.
+        "Play": grpc.stream_stream_rpc_method_handler(servicer.Play)
     }
     return grpc.method_handlers_generic_handler(BOT_SERVICE, handlers)

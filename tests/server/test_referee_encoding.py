@@ -1,8 +1,12 @@
 """The referee's fast paths give exactly what the plain ones give.
 
-- ``edge.referee_message_bytes`` encodes a decision request straight to wire bytes: they must be the
-  bytes ``referee_message(request).SerializeToString()`` gives, for 2 to 4 players, with faults,
-  forfeits, banks, redacted draws and large decision numbers.
+- ``_Game.request_wire`` encodes a decision request straight to wire bytes from cached pieces: they
+  must be the bytes ``referee_message(request).SerializeToString()`` gives for the same request
+  built as plain values, for 2 to 4 players, with faults, forfeits, banks, redacted draws and large
+  decision numbers.
+- ``edge.inbound_from_bytes`` reads well-formed answers straight from their bytes: it must mean
+  what the protobuf path (``inbound_from_pb``) makes of the same bytes, for every answer a bot
+  may send and for mangled ones.
 - ``_Game.board`` reuses a seat's public state until that seat's state changes: the board must equal
   one built from scratch at every step.
 """
@@ -14,15 +18,15 @@ import random
 
 import pytest
 
-from arboretum import DECK, DecisionKind, Draw, random_decision
-from arboretum_server import edge
+from arboretum import ALL_CARDS, DecisionKind, Draw, Play, random_decision
+from arboretum_sdk import wire
+from arboretum_server import edge, wirebytes
 from arboretum_server.match import Match, MatchConfig, _Game
 from arboretum_server.messages import (
     ClockState,
     DecisionRequest,
     Fault,
     FaultKind,
-    FaultNotice,
     Forfeit,
 )
 
@@ -51,23 +55,28 @@ def _play(seed: int) -> int:
             game.changed(seat)
         legal = state.legal_decisions()
         number += 1
+        clock = ClockState(
+            rng.choice([1, 2000, 60000]), rng.choice([0, 7, 10**5]), rng.choice([0, 3])
+        )
         request = DecisionRequest(
             number=number,
             kind=kind,
             game_index=game.index,
             view=game.view(seat),
             events=game.events_for(seat, cursors[seat]),
-            clock=ClockState(rng.choice([1, 2000]), rng.choice([0, 7, 10**5]), rng.choice([0, 3])),
+            clock=clock,
             discard_required=kind is DecisionKind.PLAY and state.discard_required,
             legal_sources=tuple(legal.sources),
             legal_cells=legal.cell_options() if kind is DecisionKind.PLAY else (),
         )
+        since = cursors[seat]
+        encoded = game.request_wire(seat, number, kind, clock, since)
         cursors[seat] = len(game.events)
+        assert encoded == edge.referee_message(request).SerializeToString()
         cached = request.view.board
         game.changed()
         assert game.board() == cached
-        expected = edge.referee_message(request).SerializeToString()
-        assert edge.referee_message_bytes(request) == expected
+        assert game.request_wire(seat, number, kind, clock, since) == encoded  # from scratch
         checked += 1
         match._apply(game, seat, random_decision(state.view(seat), rng), ms=None)
     return checked
@@ -81,16 +90,67 @@ def test_decision_requests_encode_like_protobuf(seed: int) -> None:
     assert asyncio.run(main()) > 50
 
 
-def test_other_messages_are_serialized_by_protobuf() -> None:
-    notice = FaultNotice(
-        decision_number=3,
-        game_index=0,
-        decision_kind=DecisionKind.FIRST_DRAW,
-        kind=FaultKind.TIMEOUT,
-        reason="late",
-        fallback=Draw(DECK),
-        faults=1,
-        forfeited=False,
-    )
-    expected = edge.referee_message(notice).SerializeToString()
-    assert edge.referee_message_bytes(notice) == expected
+def _answer_bytes(number: int, decision: object, kind: DecisionKind) -> bytes:
+    return wire.answer_to_pb(number, decision, kind).SerializeToString()  # type: ignore[arg-type]
+
+
+def _mangled(data: bytes, rng: random.Random) -> list[bytes]:
+    """Variants of a serialized answer: cut, bit-flipped, with bytes inserted or appended (unknown
+    fields, repeated fields), or with another version."""
+    out = [data[:cut] for cut in range(len(data))]
+    for _ in range(12):
+        i = rng.randrange(len(data))
+        out.append(data[:i] + bytes([data[i] ^ (1 << rng.randrange(8))]) + data[i + 1 :])
+        out.append(data[:i] + bytes([rng.randrange(256)]) + data[i:])
+    out += [
+        data + b"\x18\x01",  # an unknown field
+        data + data[2:],  # the answer twice (protobuf merges the two)
+        b"\x08\x02" + data[2:],  # protocol version 2
+        b"\x08\x81\x00" + data[2:],  # version 1 as a non-minimal varint
+        data[2:] + data[:2],  # the version after the answer
+    ]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_answers_decode_like_protobuf(seed: int) -> None:
+    """Legal decisions of random games, answered with canonical bytes, take the fast path and mean
+    the same as through protobuf; so do illegal ones (a card not in hand, a missing pile), and every
+    mangled variant means the same either way."""
+    rng = random.Random(seed)
+
+    def same(data: bytes) -> bool:
+        fast = edge.inbound_from_bytes(data)
+        assert fast == edge.inbound_from_pb(edge.decode_bot_message(data)), data
+        return wirebytes.decode_answer(data) is not None
+
+    async def main() -> int:
+        players = rng.choice([2, 3, 4])
+        match = Match("m", MatchConfig(players=players, match_seed=seed), ["t"] * players)
+        game = _Game(match, 0)
+        state = game.state
+        fast = 0
+        number = 0
+        while not state.is_over:
+            seat, kind = state.current_seat, state.decision_kind
+            number += rng.choice([1, 1, 1, 200, 1 << 40])
+            # the request offers the legal cells: the cells answers are read with
+            game.request_wire(seat, number, kind, ClockState(1000, 0, 0), 0)
+            legal = state.legal_decisions()
+            options = [legal[rng.randrange(len(legal))] for _ in range(4)]
+            if kind is DecisionKind.PLAY:
+                stranger = next(c for c in ALL_CARDS if c not in state.hand(seat))
+                options.append(Play(stranger, options[0].cell, options[0].discard))
+            else:
+                options.append(Draw(rng.randrange(4)))  # perhaps an empty or missing pile
+                same(_answer_bytes(number, Draw(rng.randrange(4, 1 << 20)), kind))
+            for decision in options:
+                data = _answer_bytes(number, decision, kind)
+                assert same(data), decision
+                fast += 1
+                for variant in _mangled(data, rng):
+                    same(variant)
+            match._apply(game, seat, options[0], ms=None)
+        return fast
+
+    assert asyncio.run(main()) > 200

@@ -1,0 +1,372 @@
+"""The referee's hot path on the wire: decision requests encoded straight to bytes, and answers
+decoded straight from bytes.
+
+Every decision sends a request that carries the whole board, and brings back an answer. Building
+and parsing them as protobuf objects costs a message object per card, so the match keeps the
+encoded pieces of its game (each seat's public state, each hand, each event; see
+``match._Game``) and assembles a request by concatenation: a message's serialization is the
+concatenation of its fields' encodings (key, then a varint or a length-prefixed payload). The
+bytes are exactly those ``RefereeMessage.SerializeToString()`` gives (canonical field order,
+proto3 defaults omitted); ``tests/server/test_referee_encoding.py`` checks that on random games.
+
+:func:`decode_answer` reads an answer laid out the way protobuf runtimes write a well-formed one
+(fields in order, nothing unknown, canonical varints, a card and cell the referee knows). Anything
+else gives ``None``, and the caller reads the message with the protobuf runtime instead
+(:func:`arboretum_server.edge.inbound_from_bytes`): both paths give the same result for every
+input, and only the protobuf path has to explain what is wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from arboretum import ALL_CARDS, DECK, Card, Cell, DecisionKind, Draw, Play
+from arboretum_sdk import wire
+
+from .messages import (
+    Discard,
+    Fault,
+    FaultKind,
+    Forfeit,
+    LoggedEvent,
+    Place,
+    SecondDrawSkipped,
+)
+from .messages import Draw as DrawEvent
+from .seats import Answer
+
+__all__ = [
+    "arboretum_fields",
+    "cell_fields",
+    "decision_request",
+    "decode_answer",
+    "event_field",
+    "hand_fields",
+    "seat_state_field",
+    "varint",
+]
+
+# ----------------------------------------------------------------------------- primitives
+
+
+def _encode_varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+_VARINTS: tuple[bytes, ...] = tuple(_encode_varint(i) for i in range(1 << 14))
+
+
+def varint(value: int) -> bytes:
+    """The varint encoding of a non-negative integer."""
+    if value < 16384:
+        return _VARINTS[value]
+    return _encode_varint(value)
+
+
+def _zigzag(value: int) -> bytes:
+    """A ``sint32`` value's varint."""
+    return varint(-2 * value - 1 if value < 0 else 2 * value)
+
+
+def _field(key: bytes, payload: bytes) -> bytes:
+    """A length-delimited field."""
+    return key + varint(len(payload)) + payload
+
+
+def _uint(key: bytes, value: int) -> bytes:
+    """A varint field; proto3 omits a zero."""
+    return key + varint(value) if value else b""
+
+
+# ----------------------------------------------------------------------------- cards and cells
+
+_CARD: dict[Card, bytes] = {
+    card: b"\x08" + varint(card.species.index + 1) + b"\x10" + varint(card.value)
+    for card in ALL_CARDS
+}
+"""The ``Card`` message of every card."""
+
+
+def _card_fields(key: bytes) -> dict[Card, bytes]:
+    return {card: _field(key, payload) for card, payload in _CARD.items()}
+
+
+_CARD_1 = _card_fields(b"\x0a")  # PlacedCard/PlayEvent/DiscardEvent/PlayDecision .card
+_CARD_2 = _card_fields(b"\x12")  # SeatView.hand
+_CARD_3 = _card_fields(b"\x1a")  # SeatState.discard_pile, DrawEvent.card, PlayDecision.discard
+_CARD_5 = _card_fields(b"\x2a")  # SeatState.known_hand_cards
+
+_CACHE_LIMIT = 1 << 14
+_CELLS: dict[tuple[int, int], bytes] = {}
+"""``Cell`` messages by (x, y), filled as cells are met (a game's cells stay near the origin)."""
+_CELLS_BY_PAYLOAD: dict[bytes, Cell] = {}
+"""The reverse: the cells the referee has encoded, which are the cells bots answer with."""
+
+
+def _cell_payload(cell: tuple[int, int]) -> bytes:
+    encoded = _CELLS.get(cell)
+    if encoded is None:
+        x, y = cell
+        encoded = (b"\x08" + _zigzag(x) if x else b"") + (b"\x10" + _zigzag(y) if y else b"")
+        if len(_CELLS) < _CACHE_LIMIT:
+            _CELLS[cell] = encoded
+            _CELLS_BY_PAYLOAD[encoded] = Cell(x, y)
+    return encoded
+
+
+_PLACED: dict[tuple[Card, tuple[int, int]], bytes] = {}
+
+
+def arboretum_fields(arboretum: Iterable[tuple[Card, tuple[int, int]]]) -> bytes:
+    """An arboretum as ``SeatState.arboretum`` fields (``PlacedCard`` messages), in the given
+    order."""
+    parts = []
+    for card, cell in arboretum:
+        key = (card, cell)
+        encoded = _PLACED.get(key)
+        if encoded is None:
+            encoded = _field(b"\x12", _CARD_1[card] + _field(b"\x12", _cell_payload(cell)))
+            if len(_PLACED) < _CACHE_LIMIT:
+                _PLACED[key] = encoded
+        parts.append(encoded)
+    return b"".join(parts)
+
+
+def hand_fields(hand: Iterable[Card]) -> bytes:
+    """A hand as ``SeatView.hand`` fields."""
+    cards = _CARD_2
+    return b"".join([cards[c] for c in hand])
+
+
+_LEGAL_CELLS: dict[tuple[int, int], bytes] = {}
+
+
+def cell_fields(cells: Iterable[tuple[int, int]]) -> bytes:
+    """Cells as ``DecisionRequest.legal_cells`` fields."""
+    parts = []
+    for cell in cells:
+        encoded = _LEGAL_CELLS.get(cell)
+        if encoded is None:
+            encoded = _field(b"\x4a", _cell_payload(cell))
+            if len(_LEGAL_CELLS) < _CACHE_LIMIT:
+                _LEGAL_CELLS[cell] = encoded
+        parts.append(encoded)
+    return b"".join(parts)
+
+
+def _source_payload(source: int) -> bytes:
+    if source == DECK:
+        return b"\x0a\x00"  # DrawSource{deck: Deck{}}
+    if source < 0:
+        raise wire.WireError("source", f"is {source} (expected DECK or a seat number)")
+    return b"\x10" + varint(source)  # a oneof member is written even when it is 0
+
+
+_SOURCES: dict[int, bytes] = {s: _field(b"\x42", _source_payload(s)) for s in (DECK, 0, 1, 2, 3)}
+"""``DecisionRequest.legal_sources`` fields."""
+
+_KINDS: dict[DecisionKind, int] = {
+    kind: int(wire.kind_to_pb(kind))
+    for kind in (DecisionKind.FIRST_DRAW, DecisionKind.SECOND_DRAW, DecisionKind.PLAY)
+}
+_FAULT_KINDS: dict[FaultKind, int] = {kind: int(wire.fault_kind_to_pb(kind)) for kind in FaultKind}
+
+
+def _kind(kind: DecisionKind) -> int:
+    value = _KINDS.get(kind)
+    if value is None:
+        return int(wire.kind_to_pb(kind))  # raises WireError, as the protobuf path does
+    return value
+
+
+# ----------------------------------------------------------------------------- state and events
+
+
+def seat_state_field(
+    seat: int,
+    arboretum: bytes,
+    discard_pile: Sequence[Card],
+    hand_size: int,
+    known_hand_cards: Sequence[Card],
+    bank_left_ms: int,
+    faults: int,
+    forfeited: bool,
+) -> bytes:
+    """A ``SeatState`` as a ``PublicState.seats`` field; ``arboretum`` from
+    :func:`arboretum_fields`."""
+    pile, known = _CARD_3, _CARD_5
+    parts = [_uint(b"\x08", seat), arboretum]
+    parts += [pile[c] for c in discard_pile]
+    parts.append(_uint(b"\x20", hand_size))
+    parts += [known[c] for c in known_hand_cards]
+    parts.append(_uint(b"\x30", bank_left_ms))
+    parts.append(_uint(b"\x38", faults))
+    if forfeited:
+        parts.append(b"\x40\x01")
+    return _field(b"\x2a", b"".join(parts))
+
+
+def event_field(event: LoggedEvent) -> bytes:
+    """An ``Event`` as a ``DecisionRequest.events`` field (the event as given: pass
+    ``event.seen_by(viewer)``)."""
+    head = (
+        _uint(b"\x08", event.sequence)
+        + _uint(b"\x10", event.turn_number)
+        + _uint(b"\x18", event.seat)
+    )
+    body = event.body
+    if isinstance(body, DrawEvent):
+        payload = _uint(b"\x08", _kind(body.draw)) + _field(b"\x12", _source_payload(body.source))
+        if body.card is not None:
+            payload += _CARD_3[body.card]
+        encoded = head + _field(b"\x22", payload)
+    elif isinstance(body, Place):
+        cell = _field(b"\x12", _cell_payload(body.cell))
+        encoded = head + _field(b"\x32", _CARD_1[body.card] + cell)
+    elif isinstance(body, Discard):
+        encoded = head + _field(b"\x3a", _CARD_1[body.card])
+    elif isinstance(body, SecondDrawSkipped):
+        encoded = head + b"\x2a\x00"
+    elif isinstance(body, Fault):
+        payload = (
+            _uint(b"\x08", _FAULT_KINDS[body.kind])
+            + _uint(b"\x10", _kind(body.decision_kind))
+            + _uint(b"\x18", body.decision_number)
+            + _uint(b"\x20", body.faults)
+        )
+        encoded = head + _field(b"\x42", payload)
+    elif isinstance(body, Forfeit):
+        encoded = head + _field(b"\x4a", _uint(b"\x08", body.faults))
+    else:
+        raise TypeError(f"not an event: {body!r}")
+    return _field(b"\x2a", encoded)
+
+
+# ----------------------------------------------------------------------------- requests
+
+_ENVELOPE = b"\x08" + varint(wire.PROTOCOL_VERSION) + b"\x22"
+"""``RefereeMessage.protocol_version``, then the key of ``decision_request``."""
+
+
+def decision_request(
+    *,
+    number: int,
+    kind: DecisionKind,
+    game_index: int,
+    seat: int,
+    hand: bytes,
+    turn_number: int,
+    current_seat: int,
+    deck_size: int,
+    seats: Sequence[bytes],
+    events: bytes,
+    per_decision_ms: int,
+    bank_left_ms: int,
+    elapsed_ms: int,
+    discard_required: bool,
+    legal_sources: Iterable[int],
+    legal_cells: bytes,
+) -> bytes:
+    """A whole ``RefereeMessage`` carrying a ``DecisionRequest``. ``hand``, ``seats``, ``events``
+    and ``legal_cells`` are encoded fields (:func:`hand_fields`, :func:`seat_state_field`,
+    :func:`event_field`, :func:`cell_fields`)."""
+    game = _uint(b"\x08", game_index)
+    board = b"".join(
+        [
+            game,
+            _uint(b"\x10", turn_number),
+            _uint(b"\x18", current_seat),
+            _uint(b"\x20", deck_size),
+            *seats,
+        ]
+    )
+    view = b"".join([_uint(b"\x08", seat), hand, b"\x1a", varint(len(board)), board])
+    clock = (
+        _uint(b"\x08", per_decision_ms) + _uint(b"\x10", bank_left_ms) + _uint(b"\x18", elapsed_ms)
+    )
+    sources = _SOURCES
+    request = b"".join(
+        [
+            _uint(b"\x08", number),
+            _uint(b"\x10", _kind(kind)),
+            _uint(b"\x18", game_index),
+            b"\x22",
+            varint(len(view)),
+            view,
+            events,
+            b"\x32",
+            varint(len(clock)),
+            clock,
+            b"\x38\x01" if discard_required else b"",
+            *[sources.get(s) or _field(b"\x42", _source_payload(s)) for s in legal_sources],
+            legal_cells,
+        ]
+    )
+    return _ENVELOPE + varint(len(request)) + request
+
+
+# ----------------------------------------------------------------------------- answers
+
+_DRAWS: dict[bytes, tuple[DecisionKind, Draw]] = {}
+"""``Decision`` payloads of the draws (either draw, from the deck or a seat's pile)."""
+for _key, _draw_kind in ((b"\x0a", DecisionKind.FIRST_DRAW), (b"\x12", DecisionKind.SECOND_DRAW)):
+    for _source in (DECK, 0, 1, 2, 3):
+        _DRAWS[_field(_key, _source_payload(_source))] = (_draw_kind, Draw(_source))
+
+_PLAYED_CARDS: dict[bytes, Card] = {encoded: card for card, encoded in _CARD_1.items()}
+_DISCARDS: dict[bytes, Card] = {encoded: card for card, encoded in _CARD_3.items()}
+_MAX_NUMBER = 1 << 63
+
+
+def decode_answer(data: bytes) -> Answer | None:
+    """A ``BotMessage`` with a well-formed answer, laid out canonically, as the match's
+    :class:`Answer`; ``None`` for anything else (see the module's docstring)."""
+    # BotMessage: protocol_version = 1, then answer (field 2) holding the rest of the message.
+    end = len(data)
+    if data[:3] != b"\x08\x01\x12" or end < 8 or data[3] != end - 4 or end > 131:
+        return None
+    # DecisionAnswer: decision_number (field 1, a varint), then decision (field 2).
+    if data[4] != 0x08:
+        return None
+    number = 0
+    shift = 0
+    i = 5
+    while i < end:
+        byte = data[i]
+        number |= (byte & 0x7F) << shift
+        i += 1
+        if byte < 0x80:
+            break
+        shift += 7
+    else:
+        return None
+    if not 0 < number < _MAX_NUMBER or data[5:i] != varint(number):
+        return None
+    if i + 2 > end or data[i] != 0x12 or data[i + 1] != end - i - 2:
+        return None  # (every length here is below 128: one byte)
+    decision = data[i + 2 :]
+    draw = _DRAWS.get(decision)
+    if draw is not None:
+        return Answer(number, draw[0], draw[1])
+    # Decision.play (field 3): PlayDecision{card, cell, discard?}.
+    if len(decision) < 10 or decision[0] != 0x1A or decision[1] != len(decision) - 2:
+        return None
+    card = _PLAYED_CARDS.get(decision[2:8])
+    if card is None or decision[8] != 0x12:
+        return None
+    cell_end = 10 + decision[9]
+    cell = _CELLS_BY_PAYLOAD.get(decision[10:cell_end])
+    if cell is None or cell_end > len(decision):
+        return None
+    rest = decision[cell_end:]
+    if not rest:
+        return Answer(number, DecisionKind.PLAY, Play(card, cell, None))
+    discard = _DISCARDS.get(rest)
+    if discard is None:
+        return None
+    return Answer(number, DecisionKind.PLAY, Play(card, cell, discard))
