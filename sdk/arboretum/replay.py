@@ -59,7 +59,21 @@ class ReplayRecorder:
         self.seats = list(seats)
         self.game_index = game_index
         self.extra = dict(extra or {})
-        self.steps: list[dict[str, Any]] = []
+        self._steps: list[dict[str, Any] | _Applied] = []
+        self._converted = 0
+        """Steps before this index are all JSON objects already."""
+
+    @property
+    def steps(self) -> list[dict[str, Any]]:
+        """The steps so far, as JSON objects. A decision is kept as it was applied until the steps
+        are asked for (the referee records one per decision, and looks at them once a game)."""
+        steps = self._steps
+        for i in range(self._converted, len(steps)):
+            step = steps[i]
+            if type(step) is tuple:
+                steps[i] = _decision_step(*step)
+        self._converted = len(steps)
+        return steps  # type: ignore[return-value]
 
     def apply(
         self, decision: Decision, *, ms: float | None = None, fault: Mapping[str, str] | None = None
@@ -68,20 +82,16 @@ class ReplayRecorder:
         state = self.state
         seat, turn = state.current_seat, state.turn
         card = state.apply(decision)
-        step: dict[str, Any] = {"turn": turn, "seat": seat}
-        step.update(decision_to_json(decision, card))
-        if ms is not None:
-            step["ms"] = round(ms, 3)
         if fault is not None:
             if fault.get("kind") not in FAULT_KINDS:
                 raise ValueError(f"unknown fault kind {fault.get('kind')!r}")
-            step["fault"] = {"kind": fault["kind"], "reason": str(fault.get("reason", ""))}
-        self.steps.append(step)
+            fault = {"kind": fault["kind"], "reason": str(fault.get("reason", ""))}
+        self._steps.append((turn, seat, decision, card, ms, fault))
         return card
 
     def forfeit(self, seat: int, reason: str) -> None:
         self.state.forfeit(seat)
-        self.steps.append(
+        self._steps.append(
             {"turn": self.state.turn, "seat": seat, "kind": "forfeit", "reason": reason}
         )
 
@@ -90,7 +100,7 @@ class ReplayRecorder:
         disconnect ("disconnect"). Verification skips notes."""
         if kind in ("draw", "play", "forfeit"):
             raise ValueError(f"{kind!r} is not a note kind")
-        self.steps.append(
+        self._steps.append(
             {"turn": self.state.turn, "seat": seat, "kind": kind, "reason": reason, "note": True}
         )
 
@@ -119,6 +129,27 @@ class ReplayRecorder:
 
     def write(self, path: Path) -> None:
         path.write_text(json.dumps(self.to_json(), indent=1) + "\n")
+
+
+_Applied = tuple[int, int, Decision, Card | None, float | None, dict[str, str] | None]
+"""A decision step as recorded: turn, seat, decision, card drawn, ms, fault."""
+
+
+def _decision_step(
+    turn: int,
+    seat: int,
+    decision: Decision,
+    card: Card | None,
+    ms: float | None,
+    fault: dict[str, str] | None,
+) -> dict[str, Any]:
+    step: dict[str, Any] = {"turn": turn, "seat": seat}
+    step.update(decision_to_json(decision, card))
+    if ms is not None:
+        step["ms"] = round(ms, 3)
+    if fault is not None:
+        step["fault"] = fault
+    return step
 
 
 def decision_to_json(decision: Decision, card: Card | None) -> dict[str, Any]:

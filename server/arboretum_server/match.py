@@ -181,7 +181,8 @@ class _Pending:
     """What the match loop waits on. The decisions that :meth:`Match._answered` asks one after
     another share it: it is resolved once, with the outcome of the decision pending then (or with
     ``_CONCLUDED``)."""
-    timer: asyncio.TimerHandle | None = None
+    deadline: float
+    """When it times out, on the loop's clock: ``sent_at`` + its budget."""
 
 
 class _Game:
@@ -309,11 +310,12 @@ class _Game:
         return encoded
 
     def request_wire(
-        self, seat: int, number: int, kind: DecisionKind, clock: ClockState, since: int
+        self, seat: int, number: int, kind: DecisionKind, clock: tuple[int, int, int], since: int
     ) -> bytes:
         """The serialized ``RefereeMessage`` asking ``seat`` decision ``number`` (the one due), with
-        the events from ``since`` on: the bytes ``edge.referee_message`` gives for the same
-        ``DecisionRequest``, built from the cached encodings."""
+        the events from ``since`` on and ``clock`` (per-decision ms, bank left, elapsed ms): the
+        bytes ``edge.referee_message`` gives for the same ``DecisionRequest``, built from the
+        cached encodings."""
         state = self.state
         hand = self._hand_wire[seat]
         if hand is None:
@@ -327,27 +329,25 @@ class _Game:
         else:
             cells, discard_required = b"", False
         return wirebytes.decision_request(
-            number=number,
-            kind=kind,
-            game_index=self.index,
-            seat=seat,
-            hand=hand,
-            turn_number=state.turn + 1,
-            current_seat=state.current_seat,
-            deck_size=state.deck_size,
-            seats=[w or self._seat_field(s) for s, w in enumerate(self._seat_wire)],
-            events=b"".join(
+            number,
+            kind,
+            self.index,
+            seat,
+            hand,
+            state.turn + 1,
+            state.current_seat,
+            state.deck_size,
+            [w or self._seat_field(s) for s, w in enumerate(self._seat_wire)],
+            b"".join(
                 [
                     private if private is not None and s == seat else public
                     for s, public, private in self.event_wire[since:]
                 ]
             ),
-            per_decision_ms=clock.per_decision_ms,
-            bank_left_ms=clock.bank_left_ms,
-            elapsed_ms=clock.elapsed_ms,
-            discard_required=discard_required,
-            legal_sources=legal.sources,
-            legal_cells=cells,
+            *clock,
+            discard_required,
+            legal.sources,
+            cells,
         )
 
 
@@ -405,6 +405,8 @@ class Match:
         self._stop_after_game: str | None = None
         self._cancel_reason: str | None = None
         self._task: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = 0.0
         self.done = asyncio.Event()
 
     # ------------------------------------------------------------------ life cycle
@@ -466,6 +468,7 @@ class Match:
     def _finish(self) -> None:
         if self.done.is_set():
             return
+        self._disarm()
         log.info("match %s: %s %s", self.match_id, self.status.value, self.reason)
         end = self.end_message()
         for session in self.seats:
@@ -604,7 +607,7 @@ class Match:
             and pending is not None
             and inbound.number == pending.number
         ):
-            self._answered(game, pending, _Answered(inbound, asyncio.get_running_loop().time()))
+            self._answered(game, pending, inbound, asyncio.get_running_loop().time())
             return
         expected = f"decision {pending.number}" if is_pending and pending is not None else "none"
         reason = f"answer for decision {inbound.number}, which is not pending (pending: {expected})"
@@ -792,7 +795,7 @@ class Match:
         with the events since the stream's last message."""
         elapsed = max(0, int((asyncio.get_running_loop().time() - pending.sent_at) * 1000))
         seat = pending.seat
-        clock = ClockState(game.clocks[seat].per_decision_ms, pending.bank_before_ms, elapsed)
+        clock = (game.clocks[seat].per_decision_ms, pending.bank_before_ms, elapsed)
         since = stream.cursor if stream.cursor_game == game.index else 0
         stream.cursor_game, stream.cursor = game.index, len(game.events)
         return game.request_wire(seat, pending.number, pending.kind, clock, since)
@@ -826,11 +829,8 @@ class Match:
         try:
             outcome = await future
         except BaseException:
-            pending = game.pending
-            if pending is not None:
-                if pending.timer is not None:
-                    pending.timer.cancel()
-                game.pending = None
+            game.pending = None
+            self._disarm()
             raise
         if not isinstance(outcome, _Concluded):
             pending = game.pending  # the last decision asked; the earlier ones are settled
@@ -841,17 +841,19 @@ class Match:
         """Number ``seat``'s decision, send the request (if the seat has a stream) and start its
         clock; ``future`` gets the outcome."""
         state = game.state
-        loop = asyncio.get_running_loop()
         clock = game.clocks[seat]
         self._numbers += 1
+        sent_at = asyncio.get_running_loop().time()
+        budget_ms = clock.per_decision_ms + clock.bank_left_ms
         pending = _Pending(
-            number=self._numbers,
-            kind=state.decision_kind,
-            seat=seat,
-            sent_at=loop.time(),
-            budget_ms=clock.budget_ms,
-            bank_before_ms=clock.bank_left_ms,
-            future=future,
+            self._numbers,
+            state.decision_kind,
+            seat,
+            sent_at,
+            budget_ms,
+            clock.bank_left_ms,
+            future,
+            sent_at + budget_ms / 1000,
         )
         game.pending = pending
         if self._watchers:
@@ -861,30 +863,59 @@ class Match:
             future.set_result(_Crashed(session.crashed))
         elif session.stream is not None:
             session.stream.send(self._request(game, pending, session.stream))
+        if self._timer is None or self._timer_at > pending.deadline:
+            self._arm(pending.deadline)
 
-        def expire() -> None:
-            if game.pending is pending and not future.done():
-                future.set_result(_TimedOut())
+    # The clock: one timer per match, armed for the earliest deadline it may have to enforce. A
+    # decision asked while the timer is armed for an earlier instant leaves it alone: when it
+    # fires, it times the pending decision out or arms itself again for that decision's deadline.
+    # (Most decisions are answered long before their deadline: none of them costs a timer.)
 
-        pending.timer = loop.call_later(pending.budget_ms / 1000, expire)
+    def _arm(self, at: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer_at = at
+        self._timer = asyncio.get_running_loop().call_at(at, self._expire)
+
+    def _disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _expire(self) -> None:
+        self._timer = None
+        game = self._game
+        pending = game.pending if game is not None else None
+        if pending is None or pending.future.done():
+            return
+        if asyncio.get_running_loop().time() >= pending.deadline:
+            pending.future.set_result(_TimedOut())
+        else:
+            self._arm(pending.deadline)
 
     def _conclude(self, game: _Game, pending: _Pending, outcome: _Outcome) -> None:
         """Settle the pending decision with ``outcome``."""
-        if pending.timer is not None:
-            pending.timer.cancel()
         game.pending = None
         try:
             self._settle(game, pending, outcome)
         finally:
             game.changed(pending.seat)  # its clock, faults, cards
 
-    def _answered(self, game: _Game, pending: _Pending, answered: _Answered) -> None:
-        """A (well-formed or not) answer to the pending decision, in time or not: settle it here,
-        in the step of the stream that read it, and ask the next decision at once, without waking
-        the match loop. The loop takes over when the game is over or the next seat forfeited."""
+    def _answered(self, game: _Game, pending: _Pending, inbound: Inbound, at: float) -> None:
+        """A (well-formed or not) answer to the pending decision, received at ``at``, in time or
+        not: settle it here, in the step of the stream that read it, and ask the next decision at
+        once, without waking the match loop. The loop takes over when the game is over or the next
+        seat forfeited."""
         future = pending.future
         try:
-            self._conclude(game, pending, answered)
+            game.pending = None
+            try:
+                if type(inbound) is Answer:
+                    self._settle_answer(game, pending, inbound, at)
+                else:
+                    self._settle(game, pending, _Answered(inbound, at))
+            finally:
+                game.changed(pending.seat)  # its clock, faults, cards
             state = game.state
             if state.is_over or state.forfeited[state.current_seat]:
                 future.set_result(_CONCLUDED)
@@ -920,6 +951,10 @@ class Match:
                 )
                 self._fault(game, pending, FaultKind.TIMEOUT, reason, float(budget))
             return
+        inbound = outcome.inbound
+        if type(inbound) is Answer:
+            self._settle_answer(game, pending, inbound, outcome.at)
+            return
         elapsed = (outcome.at - pending.sent_at) * 1000
         if elapsed > budget:
             clock.expire()
@@ -927,7 +962,6 @@ class Match:
             self._fault(game, pending, FaultKind.TIMEOUT, reason, elapsed)
             return
         clock.charge(elapsed)
-        inbound = outcome.inbound
         if isinstance(inbound, InvalidMessage):
             self._fault(
                 game, pending, FaultKind.MALFORMED, f"invalid message: {inbound.reason}", elapsed
@@ -935,7 +969,20 @@ class Match:
             return
         if isinstance(inbound, MalformedAnswer):
             self._fault(game, pending, FaultKind.MALFORMED, inbound.reason, elapsed)
+
+    def _settle_answer(self, game: _Game, pending: _Pending, inbound: Answer, at: float) -> None:
+        """Settle the pending decision with a well-formed answer received at ``at``."""
+        elapsed = (at - pending.sent_at) * 1000
+        clock = game.clocks[pending.seat]
+        if elapsed > pending.budget_ms:
+            clock.expire()
+            reason = (
+                f"the answer came after {elapsed:.0f} ms, over the {pending.budget_ms} ms allowed"
+            )
+            self._fault(game, pending, FaultKind.TIMEOUT, reason, elapsed)
             return
+        if elapsed > clock.per_decision_ms:
+            clock.charge(elapsed)
         if inbound.kind is not pending.kind:
             reason = (
                 f"the answer is a {inbound.kind.value} decision "
@@ -954,7 +1001,7 @@ class Match:
             self._fault(game, pending, FaultKind.MALFORMED, reason, elapsed)
             return
         try:
-            self._apply(game, seat, decision, ms=elapsed)
+            self._apply(game, pending.seat, decision, ms=elapsed)
         except IllegalDecisionError as exc:
             self._fault(game, pending, FaultKind.ILLEGAL, str(exc), elapsed)
         except NotationError as exc:

@@ -13,6 +13,7 @@ import asyncio
 import hashlib
 import logging
 import secrets
+from collections import deque
 from dataclasses import dataclass
 
 from arboretum import Decision, DecisionKind
@@ -23,6 +24,7 @@ __all__ = [
     "Answer",
     "InvalidMessage",
     "MalformedAnswer",
+    "Outbox",
     "SeatSession",
     "SeatStream",
     "StreamEnd",
@@ -86,6 +88,51 @@ class StreamEnd:
     message: str = ""
 
 
+class Outbox:
+    """A stream's messages to write, in order (``bytes`` are serialized ``RefereeMessage`` s),
+    then perhaps a :class:`StreamEnd`. The writer waits with :meth:`wait`; whoever writes takes
+    the messages with :meth:`take_message` (see ``BotServicer``: two tasks may write, one at a
+    time, so items are taken only by the task that writes them)."""
+
+    __slots__ = ("_items", "_waiter")
+
+    def __init__(self) -> None:
+        self._items: deque[BotMessage | bytes | StreamEnd] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def put(self, item: BotMessage | bytes | StreamEnd) -> None:
+        self._items.append(item)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def take_message(self) -> BotMessage | bytes | None:
+        """The first item if it is a message (not the end), else ``None``."""
+        items = self._items
+        if items and not isinstance(items[0], StreamEnd):
+            return items.popleft()  # type: ignore[return-value]
+        return None
+
+    def take_end(self) -> StreamEnd | None:
+        """The first item if it is the end, else ``None``."""
+        items = self._items
+        if items and isinstance(items[0], StreamEnd):
+            return items.popleft()  # type: ignore[return-value]
+        return None
+
+    async def wait(self) -> None:
+        """Return once there is an item."""
+        while not self._items:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+
+
 class SeatStream:
     """One live ``Play`` stream of a seat."""
 
@@ -93,8 +140,7 @@ class SeatStream:
 
     def __init__(self, seat: int) -> None:
         self.seat = seat
-        self.outbox: asyncio.Queue[BotMessage | bytes | StreamEnd] = asyncio.Queue()
-        """Messages to write, in order; ``bytes`` are serialized ``RefereeMessage`` s."""
+        self.outbox = Outbox()
         self.cursor_game = -1
         self.cursor = 0
         self.closed = False
@@ -104,16 +150,16 @@ class SeatStream:
     def send(self, message: BotMessage | bytes) -> None:
         if self.closed:
             return
-        if self.outbox.qsize() >= OUTBOX_LIMIT:
+        if len(self.outbox) >= OUTBOX_LIMIT:
             log.warning("seat %d: the bot does not read its stream; dropping it", self.seat)
             self.end("RESOURCE_EXHAUSTED", "the bot does not read its stream")
             return
-        self.outbox.put_nowait(message)
+        self.outbox.put(message)
 
     def end(self, status: str = "OK", message: str = "") -> None:
         if not self.closed:
             self.closed = True
-            self.outbox.put_nowait(StreamEnd(status, message))
+            self.outbox.put(StreamEnd(status, message))
 
 
 class SeatSession:

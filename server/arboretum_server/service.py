@@ -37,9 +37,9 @@ from .errors import (
     RequestError,
 )
 from .match import Match
-from .messages import is_over
+from .messages import BotMessage, is_over
 from .registry import Registry
-from .seats import SeatStream, StreamEnd
+from .seats import SeatStream
 
 __all__ = [
     "ADMIN_METHODS",
@@ -288,24 +288,27 @@ class BotServicer:
                 "match (set a generous deadline, or none)"
             )
         stream = match.connect(seat)
-        reader = asyncio.create_task(self._read(requests, match, seat, stream))
+        writing = asyncio.Lock()
+        reader = asyncio.create_task(self._read(requests, context, writing, match, seat, stream))
         reason = "the stream ended"
+        outbox = stream.outbox
         try:
             while True:
-                item = await stream.outbox.get()
-                if isinstance(item, StreamEnd):
-                    if item.status != "OK":
-                        reason = f"the referee ended the stream: {item.message}"
-                        await context.abort(grpc.StatusCode[item.status], item.message)
+                await outbox.wait()
+                async with writing:
+                    while (item := outbox.take_message()) is not None:
+                        await context.write(_serialized(item))
+                    end = outbox.take_end()
+                if end is not None:
+                    if end.status != "OK":
+                        reason = f"the referee ended the stream: {end.message}"
+                        await context.abort(grpc.StatusCode[end.status], end.message)
                     reason = "the match ended"
                     # Give the bot a moment to half-close, so that an answer it was writing
                     # as the match ended does not fail its call.
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(asyncio.shield(reader), END_LINGER_S)
                     return
-                await context.write(
-                    item if type(item) is bytes else edge.referee_message(item).SerializeToString()
-                )
         except asyncio.CancelledError:
             reason = "the stream broke (cancelled by the bot, deadline expired or connection lost)"
             raise
@@ -319,8 +322,18 @@ class BotServicer:
             match.disconnect(seat, stream, reason)
 
     async def _read(
-        self, requests: AsyncIterator[Any], match: Match, seat: int, stream: SeatStream
+        self,
+        requests: AsyncIterator[Any],
+        context: grpc.aio.ServicerContext,
+        writing: asyncio.Lock,
+        match: Match,
+        seat: int,
+        stream: SeatStream,
     ) -> None:
+        """Read the bot's messages into the match. What an answer makes the match send back on this
+        stream (the next request of the turn) is written from here, in the same step, when no
+        write is in flight: the writer task's wake-up is a hop that every round trip would pay."""
+        take = stream.outbox.take_message
         try:
             async for message in requests:
                 if stream.closed:
@@ -328,6 +341,10 @@ class BotServicer:
                 match.receive(seat, stream, edge.inbound_from_bytes(message))
                 if stream.closing is not None:
                     return
+                if not writing.locked():
+                    async with writing:
+                        while (item := take()) is not None:
+                            await context.write(_serialized(item))
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -338,6 +355,10 @@ class BotServicer:
         reason = "the stream ended (the bot cancelled or half-closed it, or the connection broke)"
         match.disconnect(seat, stream, reason)
         stream.end("CANCELLED", "the bot half-closed its stream; that counts as a disconnect")
+
+
+def _serialized(item: BotMessage | bytes) -> bytes:
+    return item if type(item) is bytes else edge.referee_message(item).SerializeToString()
 
 
 def bot_service_handler(servicer: BotServicer) -> grpc.GenericRpcHandler:

@@ -200,51 +200,70 @@ def seat_state_field(
     """A ``SeatState`` as a ``PublicState.seats`` field; ``arboretum`` from
     :func:`arboretum_fields`."""
     pile, known = _CARD_3, _CARD_5
-    parts = [_uint(b"\x08", seat), arboretum]
-    parts += [pile[c] for c in discard_pile]
-    parts.append(_uint(b"\x20", hand_size))
-    parts += [known[c] for c in known_hand_cards]
-    parts.append(_uint(b"\x30", bank_left_ms))
-    parts.append(_uint(b"\x38", faults))
-    if forfeited:
-        parts.append(b"\x40\x01")
-    return _field(b"\x2a", b"".join(parts))
-
-
-def event_field(event: LoggedEvent) -> bytes:
-    """An ``Event`` as a ``DecisionRequest.events`` field (the event as given: pass
-    ``event.seen_by(viewer)``)."""
-    head = (
-        _uint(b"\x08", event.sequence)
-        + _uint(b"\x10", event.turn_number)
-        + _uint(b"\x18", event.seat)
+    body = b"".join(
+        [
+            b"\x08" + varint(seat) if seat else b"",
+            arboretum,
+            *[pile[c] for c in discard_pile],
+            b"\x20" + varint(hand_size) if hand_size else b"",
+            *[known[c] for c in known_hand_cards],
+            b"\x30" + varint(bank_left_ms) if bank_left_ms else b"",
+            b"\x38" + varint(faults) if faults else b"",
+            b"\x40\x01" if forfeited else b"",
+        ]
     )
-    body = event.body
+    return b"\x2a" + varint(len(body)) + body
+
+
+_BODIES: dict[object, bytes] = {}
+"""Encoded event bodies (the ``Event.kind`` field) of draws, plays and discards, by value."""
+
+
+def _event_body(body: object) -> bytes:
     if isinstance(body, DrawEvent):
         payload = _uint(b"\x08", _kind(body.draw)) + _field(b"\x12", _source_payload(body.source))
         if body.card is not None:
             payload += _CARD_3[body.card]
-        encoded = head + _field(b"\x22", payload)
-    elif isinstance(body, Place):
+        return _field(b"\x22", payload)
+    if isinstance(body, Place):
         cell = _field(b"\x12", _cell_payload(body.cell))
-        encoded = head + _field(b"\x32", _CARD_1[body.card] + cell)
-    elif isinstance(body, Discard):
-        encoded = head + _field(b"\x3a", _CARD_1[body.card])
-    elif isinstance(body, SecondDrawSkipped):
-        encoded = head + b"\x2a\x00"
-    elif isinstance(body, Fault):
+        return _field(b"\x32", _CARD_1[body.card] + cell)
+    if isinstance(body, Discard):
+        return _field(b"\x3a", _CARD_1[body.card])
+    if isinstance(body, SecondDrawSkipped):
+        return b"\x2a\x00"
+    if isinstance(body, Fault):
         payload = (
             _uint(b"\x08", _FAULT_KINDS[body.kind])
             + _uint(b"\x10", _kind(body.decision_kind))
             + _uint(b"\x18", body.decision_number)
             + _uint(b"\x20", body.faults)
         )
-        encoded = head + _field(b"\x42", payload)
-    elif isinstance(body, Forfeit):
-        encoded = head + _field(b"\x4a", _uint(b"\x08", body.faults))
-    else:
-        raise TypeError(f"not an event: {body!r}")
-    return _field(b"\x2a", encoded)
+        return _field(b"\x42", payload)
+    if isinstance(body, Forfeit):
+        return _field(b"\x4a", _uint(b"\x08", body.faults))
+    raise TypeError(f"not an event: {body!r}")
+
+
+def event_field(event: LoggedEvent) -> bytes:
+    """An ``Event`` as a ``DecisionRequest.events`` field (the event as given: pass
+    ``event.seen_by(viewer)``)."""
+    body = event.body
+    encoded = _BODIES.get(body)
+    if encoded is None:
+        encoded = _event_body(body)
+        if type(body) in (DrawEvent, Place, Discard) and len(_BODIES) < _CACHE_LIMIT:
+            _BODIES[body] = encoded
+    sequence, turn, seat = event.sequence, event.turn_number, event.seat
+    payload = b"".join(
+        [
+            b"\x08" + varint(sequence) if sequence else b"",
+            b"\x10" + varint(turn) if turn else b"",
+            b"\x18" + varint(seat) if seat else b"",
+            encoded,
+        ]
+    )
+    return b"\x2a" + varint(len(payload)) + payload
 
 
 # ----------------------------------------------------------------------------- requests
@@ -254,7 +273,6 @@ _ENVELOPE = b"\x08" + varint(wire.PROTOCOL_VERSION) + b"\x22"
 
 
 def decision_request(
-    *,
     number: int,
     kind: DecisionKind,
     game_index: int,
@@ -263,7 +281,7 @@ def decision_request(
     turn_number: int,
     current_seat: int,
     deck_size: int,
-    seats: Sequence[bytes],
+    seats: Iterable[bytes],
     events: bytes,
     per_decision_ms: int,
     bank_left_ms: int,
@@ -272,29 +290,35 @@ def decision_request(
     legal_sources: Iterable[int],
     legal_cells: bytes,
 ) -> bytes:
-    """A whole ``RefereeMessage`` carrying a ``DecisionRequest``. ``hand``, ``seats``, ``events``
-    and ``legal_cells`` are encoded fields (:func:`hand_fields`, :func:`seat_state_field`,
-    :func:`event_field`, :func:`cell_fields`)."""
-    game = _uint(b"\x08", game_index)
+    """A whole ``RefereeMessage`` carrying a ``DecisionRequest``, from the values of its fields
+    (in field order). ``hand``, ``seats``, ``events`` and ``legal_cells`` are encoded fields
+    (:func:`hand_fields`, :func:`seat_state_field`, :func:`event_field`, :func:`cell_fields`)."""
+    game = b"\x08" + varint(game_index) if game_index else b""
     board = b"".join(
         [
             game,
-            _uint(b"\x10", turn_number),
-            _uint(b"\x18", current_seat),
-            _uint(b"\x20", deck_size),
+            b"\x10" + varint(turn_number) if turn_number else b"",
+            b"\x18" + varint(current_seat) if current_seat else b"",
+            b"\x20" + varint(deck_size) if deck_size else b"",
             *seats,
         ]
     )
-    view = b"".join([_uint(b"\x08", seat), hand, b"\x1a", varint(len(board)), board])
-    clock = (
-        _uint(b"\x08", per_decision_ms) + _uint(b"\x10", bank_left_ms) + _uint(b"\x18", elapsed_ms)
+    view = b"".join(
+        [b"\x08" + varint(seat) if seat else b"", hand, b"\x1a", varint(len(board)), board]
+    )
+    clock = b"".join(
+        [
+            b"\x08" + varint(per_decision_ms) if per_decision_ms else b"",
+            b"\x10" + varint(bank_left_ms) if bank_left_ms else b"",
+            b"\x18" + varint(elapsed_ms) if elapsed_ms else b"",
+        ]
     )
     sources = _SOURCES
     request = b"".join(
         [
-            _uint(b"\x08", number),
-            _uint(b"\x10", _kind(kind)),
-            _uint(b"\x18", game_index),
+            b"\x08" + varint(number) if number else b"",
+            b"\x10" + varint(_kind(kind)),
+            b"\x18" + varint(game_index) if game_index else b"",
             b"\x22",
             varint(len(view)),
             view,

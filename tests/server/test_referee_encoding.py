@@ -70,13 +70,14 @@ def _play(seed: int) -> int:
             legal_cells=legal.cell_options() if kind is DecisionKind.PLAY else (),
         )
         since = cursors[seat]
-        encoded = game.request_wire(seat, number, kind, clock, since)
+        triple = (clock.per_decision_ms, clock.bank_left_ms, clock.elapsed_ms)
+        encoded = game.request_wire(seat, number, kind, triple, since)
         cursors[seat] = len(game.events)
         assert encoded == edge.referee_message(request).SerializeToString()
         cached = request.view.board
         game.changed()
         assert game.board() == cached
-        assert game.request_wire(seat, number, kind, clock, since) == encoded  # from scratch
+        assert game.request_wire(seat, number, kind, triple, since) == encoded  # from scratch
         checked += 1
         match._apply(game, seat, random_decision(state.view(seat), rng), ms=None)
     return checked
@@ -135,7 +136,7 @@ def test_answers_decode_like_protobuf(seed: int) -> None:
             seat, kind = state.current_seat, state.decision_kind
             number += rng.choice([1, 1, 1, 200, 1 << 40])
             # the request offers the legal cells: the cells answers are read with
-            game.request_wire(seat, number, kind, ClockState(1000, 0, 0), 0)
+            game.request_wire(seat, number, kind, (1000, 0, 0), 0)
             legal = state.legal_decisions()
             options = [legal[rng.randrange(len(legal))] for _ in range(4)]
             if kind is DecisionKind.PLAY:
