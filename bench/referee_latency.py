@@ -2,14 +2,17 @@
 
 Two servers run in child processes, side by side, for the whole run:
 
-- ``echo``: a tiny grpc.aio server whose bidi stream echoes the bytes it receives;
+- ``echo``: a tiny grpc.aio server whose bidi stream echoes the bytes it receives (no parsing);
 - ``referee``: the arena referee (``arboretum_server``), started as ``arena play`` starts it.
 
 The client (this process) alternates rounds between them, so that both see the same machine noise:
 
-- an **echo round** sends, on one stream, messages of exactly the size of a typical serialized
-  ``RefereeMessage`` carrying a ``DecisionRequest`` (measured in the first referee round) and times
-  each send -> echo received;
+- an **echo round** sends, on one stream, a serialized ``RefereeMessage`` carrying a
+  ``DecisionRequest`` of the median size (taken from the referee round before it) and times each
+  send -> echo received. Like a bot's stub, the client parses what comes back as a
+  ``RefereeMessage``: both rounds pay the same client-side parsing, so that the difference is
+  what the referee does (the echo also carries the request's bytes upstream, where a bot sends a
+  small answer: a few hundred bytes more per round trip);
 - a **referee round** plays a 2-player match of ``--games`` games between two instant raw-stub bots
   (first legal option, no thinking) and times, on the bot side, each answer sent -> next request
   received within the same turn (first draw -> second draw -> play). That is one full referee round
@@ -28,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
 
@@ -52,11 +56,13 @@ ADMIN = "bench-admin-token-0123456789"
 GOAL_RATIO = 1.5
 
 
-async def echo_round(port: int, size: int, count: int) -> list[float]:
-    """``count`` round trips of ``size`` bytes on one stream; returns the times in ms."""
+async def echo_round(port: int, payload: bytes, count: int) -> list[float]:
+    """``count`` round trips of ``payload`` on one stream, each reply parsed as a
+    ``RefereeMessage``; returns the times in ms."""
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-        call = channel.stream_stream(ECHO)()
-        payload = bytes(size)
+        call = channel.stream_stream(
+            ECHO, response_deserializer=bot_pb2.RefereeMessage.FromString
+        )()
         times: list[float] = []
         perf = time.perf_counter
         for _ in range(20):  # warm-up
@@ -65,9 +71,9 @@ async def echo_round(port: int, size: int, count: int) -> list[float]:
         for _ in range(count):
             start = perf()
             await call.write(payload)
-            data = await call.read()
+            message = await call.read()
             times.append((perf() - start) * 1000.0)
-            assert len(data) == size
+            assert message.decision_request.decision_number
         await call.done_writing()
         while await call.read() is not grpc.aio.EOF:
             pass
@@ -77,20 +83,20 @@ async def echo_round(port: int, size: int, count: int) -> list[float]:
 ECHO = "/bench.Echo/Echo"
 
 
-async def referee_round(port: int, games: int, seed: int) -> tuple[list[float], list[float], int]:
-    """One 2-player match of instant bots: bot-side round trips (ms), referee-side step ms, and the
-    median size of a serialized decision-request message."""
+async def referee_round(port: int, games: int, seed: int) -> tuple[list[float], list[float], bytes]:
+    """One 2-player match of instant bots: bot-side round trips (ms), referee-side step ms, and a
+    serialized decision-request message of the median size."""
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         match_id, tokens = await create_match(
             channel, ADMIN, players=2, games=games, seed=seed, per_decision_ms=5000, bank_ms=0
         )
         stats = [SeatStats(), SeatStats()]
-        sizes: list[int] = []
+        samples: list[bytes] = []
 
         def policy(request: bot_pb2.DecisionRequest) -> object:
-            if len(sizes) < 2000:
+            if len(samples) < 2000:
                 message = bot_pb2.RefereeMessage(protocol_version=1, decision_request=request)
-                sizes.append(message.ByteSize())
+                samples.append(message.SerializeToString())
             return first_legal(request)
 
         await asyncio.gather(
@@ -104,20 +110,26 @@ async def referee_round(port: int, games: int, seed: int) -> tuple[list[float], 
         for index in range(games):
             doc = json.loads(await get_replay_json(channel, match_id, index))
             step_ms += [float(step["ms"]) for step in doc["steps"] if "ms" in step]
-        return rtts, step_ms, int(median(sizes))
+        samples.sort(key=len)
+        return rtts, step_ms, samples[len(samples) // 2]
 
 
 async def run(args: argparse.Namespace) -> int:
     echo_port, ref_port = free_port(), free_port()
-    echo = spawn_server("echo", echo_port)
-    referee = spawn_server("referee", ref_port, "--admin-token", ADMIN)
+    servers_cpus = None
+    if args.pin:
+        # before this process starts any gRPC thread, so that they all inherit it
+        os.sched_setaffinity(0, {0})
+        servers_cpus = {1 % (os.cpu_count() or 1)}
+    echo = spawn_server("echo", echo_port, cpus=servers_cpus)
+    referee = spawn_server("referee", ref_port, "--admin-token", ADMIN, cpus=servers_cpus)
     rows: dict[str, list[tuple[float, float]]] = {"echo": [], "referee": [], "referee-clock": []}
-    size = 0
+    sample = b""
     try:
-        await referee_round(ref_port, 2, 1)  # warm-up; also measures the request size
+        await referee_round(ref_port, 2, 1)  # warm-up
         for r in range(args.rounds):
-            rtts, step_ms, size = await referee_round(ref_port, args.games, 1000 + r)
-            echo_times = await echo_round(echo_port, size, len(rtts))
+            rtts, step_ms, sample = await referee_round(ref_port, args.games, 1000 + r)
+            echo_times = await echo_round(echo_port, sample, len(rtts))
             rows["referee"].append((percentile(rtts, 50), percentile(rtts, 99)))
             rows["referee-clock"].append((percentile(step_ms, 50), percentile(step_ms, 99)))
             rows["echo"].append((percentile(echo_times, 50), percentile(echo_times, 99)))
@@ -136,7 +148,7 @@ async def run(args: argparse.Namespace) -> int:
     ratio50 = summary["referee"][0] / summary["echo"][0]
     ratio99 = summary["referee"][1] / summary["echo"][1]
     print(f"machine: {machine()}")
-    print(f"request message size: {size} bytes; {args.rounds} rounds of {args.games} games")
+    print(f"request message size: {len(sample)} bytes; {args.rounds} rounds of {args.games} games")
     print(f"{'':<16}{'p50 ms':>10}{'p99 ms':>10}")
     print(f"{'bare echo':<16}{summary['echo'][0]:>10.3f}{summary['echo'][1]:>10.3f}")
     print(f"{'referee':<16}{summary['referee'][0]:>10.3f}{summary['referee'][1]:>10.3f}")
@@ -160,6 +172,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--check", action="store_true", help="exit 1 when the p50 ratio misses the goal"
+    )
+    parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="run this client on CPU 0 and both servers on CPU 1 (less noise from migrations)",
     )
     raise SystemExit(asyncio.run(run(parser.parse_args())))
 

@@ -274,9 +274,12 @@ def wait_for_port(
     raise RuntimeError(f"nothing listens on port {port} after {timeout} s")
 
 
-def spawn_server(kind: str, port: int, *extra: str) -> subprocess.Popen[bytes]:
+def spawn_server(
+    kind: str, port: int, *extra: str, cpus: set[int] | None = None
+) -> subprocess.Popen[bytes]:
     """Start ``referee`` or ``echo`` in a child process and wait until it listens. The child gets
-    the gRPC transport that the ``arena`` command sets up (see :mod:`arboretum_sdk.grpc_setup`)."""
+    the gRPC transport that the ``arena`` command sets up (see :mod:`arboretum_sdk.grpc_setup`),
+    and runs on ``cpus`` when given (all its threads)."""
     from arboretum_sdk import grpc_setup
 
     env = dict(os.environ)
@@ -284,6 +287,7 @@ def spawn_server(kind: str, port: int, *extra: str) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
         [sys.executable, str(HERE / "referee_support.py"), kind, "--port", str(port), *extra],
         env=env,
+        preexec_fn=None if cpus is None else (lambda: os.sched_setaffinity(0, cpus)),
     )
     wait_for_port(port, proc=proc)
     return proc

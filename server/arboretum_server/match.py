@@ -212,15 +212,19 @@ class _Game:
         """Each seat's public state as last built; ``None`` once it may have changed."""
         self._arboretums: list[tuple[tuple[Card, Cell], ...] | None] = [None] * config.players
         """Each seat's arboretum as last built; ``None`` once the seat played a card."""
-        # The same pieces encoded for decision requests (see wirebytes), with the same lifetimes:
-        # a seat's public state and hand until it changes, its arboretum and legal cells until it
-        # plays, and each event once it is logged (public, and as its drawer saw it).
-        self._seat_wire: list[bytes | None] = [None] * config.players
-        self._hand_wire: list[bytes | None] = [None] * config.players
-        self._arboretum_wire: list[bytes | None] = [None] * config.players
-        self._cells_wire: list[bytes | None] = [None] * config.players
-        self.event_wire: list[tuple[int, bytes, bytes | None]] = []
-        """Per logged event: its seat, its public encoding, and the drawer's if that differs."""
+        # The same pieces encoded for decision requests (see wirebytes), each kept until it may
+        # have changed: a seat's public state (and, apart, its first fields, its known cards and
+        # its clock and faults) and its hand; its arboretum and legal cells until it plays; each
+        # event's public encoding once it is first sent.
+        n = config.players
+        self._seat_wire: list[bytes | None] = [None] * n
+        self._seat_head: list[bytes | None] = [None] * n
+        self._known_wire: list[bytes | None] = [None] * n
+        self._seat_tail: list[bytes | None] = [None] * n
+        self._hand_wire: list[bytes | None] = [None] * n
+        self._arboretum_wire: list[bytes | None] = [None] * n
+        self._cells_wire: list[bytes | None] = [None] * n
+        self._event_wire: list[bytes | None] = []
         self.setup = GameSetup(
             game_index=index,
             game_count=config.game_count,
@@ -238,11 +242,20 @@ class _Game:
             n = len(self._public)
             self._public, self._arboretums = [None] * n, [None] * n
             self._seat_wire, self._hand_wire = [None] * n, [None] * n
+            self._seat_head, self._known_wire, self._seat_tail = [None] * n, [None] * n, [None] * n
             self._arboretum_wire, self._cells_wire = [None] * n, [None] * n
         else:
             self._public[seat] = self._seat_wire[seat] = self._hand_wire[seat] = None
+            self._seat_head[seat] = self._known_wire[seat] = self._seat_tail[seat] = None
             if played:
                 self._arboretums[seat] = self._arboretum_wire[seat] = self._cells_wire[seat] = None
+
+    def drew(self, seat: int, source: int) -> None:
+        """``seat`` drew a card from ``source``: what that changed."""
+        self._public[seat] = self._seat_wire[seat] = self._hand_wire[seat] = None
+        if source >= 0:
+            self._known_wire[seat] = None
+            self._public[source] = self._seat_wire[source] = self._seat_head[source] = None
 
     def _arboretum(self, s: int) -> tuple[tuple[Card, Cell], ...]:
         arboretum = self._arboretums[s]
@@ -285,27 +298,44 @@ class _Game:
         return tuple(e.seen_by(viewer) for e in self.events[since:])
 
     def log(self, event: LoggedEvent) -> None:
-        """Append ``event`` to the game's log, with its encodings."""
+        """Append ``event`` to the game's log."""
         self.events.append(event)
-        public = event.seen_by(None)
-        private = None if public is event else wirebytes.event_field(event)
-        self.event_wire.append((event.seat, wirebytes.event_field(public), private))
+        self._event_wire.append(None)
+
+    def _events_wire(self, viewer: int, since: int) -> bytes:
+        """The events from ``since`` on as ``viewer`` sees them, encoded: its own deck draws with
+        their cards, everything else as everyone sees it (encoded once, when first sent)."""
+        events, encoded = self.events, self._event_wire
+        parts = []
+        for i in range(since, len(events)):
+            event = events[i]
+            if event.seat == viewer and type(event.body) is DrawEvent:
+                parts.append(wirebytes.event_field(event))  # seen_by(viewer) is the event
+                continue
+            public = encoded[i]
+            if public is None:
+                public = encoded[i] = wirebytes.event_field(event.seen_by(None))
+            parts.append(public)
+        return b"".join(parts)
 
     def _seat_field(self, s: int) -> bytes:
         state = self.state
-        arboretum = self._arboretum_wire[s]
-        if arboretum is None:
-            arboretum = self._arboretum_wire[s] = wirebytes.arboretum_fields(self._arboretum(s))
-        encoded = wirebytes.seat_state_field(
-            s,
-            arboretum,
-            state.discard_pile(s),
-            state.hand_sizes()[s],
-            state.known_cards(s),
-            self.clocks[s].bank_left_ms,
-            self.faults[s],
-            state.forfeited[s],
-        )
+        head = self._seat_head[s]
+        if head is None:
+            arboretum = self._arboretum_wire[s]
+            if arboretum is None:
+                arboretum = wirebytes.arboretum_fields(self._arboretum(s))
+                self._arboretum_wire[s] = arboretum
+            head = self._seat_head[s] = wirebytes.seat_head(s, arboretum, state.discard_pile(s))
+        known = self._known_wire[s]
+        if known is None:
+            known = self._known_wire[s] = wirebytes.known_fields(state.known_cards(s))
+        tail = self._seat_tail[s]
+        if tail is None:
+            clock = self.clocks[s]
+            tail = wirebytes.seat_tail(clock.bank_left_ms, self.faults[s], state.forfeited[s])
+            self._seat_tail[s] = tail
+        encoded = wirebytes.seat_state_field(head, state.hand_sizes()[s], known, tail)
         self._seat_wire[s] = encoded
         return encoded
 
@@ -338,12 +368,7 @@ class _Game:
             state.current_seat,
             state.deck_size,
             [w or self._seat_field(s) for s, w in enumerate(self._seat_wire)],
-            b"".join(
-                [
-                    private if private is not None and s == seat else public
-                    for s, public, private in self.event_wire[since:]
-                ]
-            ),
+            self._events_wire(seat, since),
             *clock,
             discard_required,
             legal.sources,
@@ -778,14 +803,13 @@ class Match:
         kind = state.decision_kind
         turn_number = state.turn + 1
         card = game.recorder.apply(decision, ms=ms, fault=fault)
-        game.changed(seat, played=not isinstance(decision, Draw))
         if isinstance(decision, Draw):
-            if decision.source >= 0:
-                game.changed(decision.source)
+            game.drew(seat, decision.source)
             self._emit(game, seat, turn_number, DrawEvent(kind, decision.source, card))
             if kind is DecisionKind.FIRST_DRAW and state.decision_kind is DecisionKind.PLAY:
                 self._emit(game, seat, turn_number, SecondDrawSkipped())
         else:
+            game.changed(seat, played=True)
             self._emit(game, seat, turn_number, Place(decision.card, decision.cell))
             if decision.discard is not None:
                 self._emit(game, seat, turn_number, Discard(decision.discard))
@@ -909,13 +933,13 @@ class Match:
         future = pending.future
         try:
             game.pending = None
-            try:
-                if type(inbound) is Answer:
-                    self._settle_answer(game, pending, inbound, at)
-                else:
+            if type(inbound) is Answer:
+                self._settle_answer(game, pending, inbound, at)  # (it tells the game what changed)
+            else:
+                try:
                     self._settle(game, pending, _Answered(inbound, at))
-            finally:
-                game.changed(pending.seat)  # its clock, faults, cards
+                finally:
+                    game.changed(pending.seat)  # its clock, faults, cards
             state = game.state
             if state.is_over or state.forfeited[state.current_seat]:
                 future.set_result(_CONCLUDED)
@@ -983,6 +1007,7 @@ class Match:
             return
         if elapsed > clock.per_decision_ms:
             clock.charge(elapsed)
+            game.changed(pending.seat)  # its bank
         if inbound.kind is not pending.kind:
             reason = (
                 f"the answer is a {inbound.kind.value} decision "
@@ -1013,6 +1038,7 @@ class Match:
         seat = pending.seat
         state = game.state
         game.faults[seat] += 1
+        game.changed(seat)
         faults = game.faults[seat]
         forfeits = faults >= self.config.fault_policy.faults_to_forfeit
         log.info(

@@ -11,6 +11,7 @@ and a :class:`Board` holds public facts only.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from arboretum import DECK, Card, Cell, DecisionKind, GameResult, Species
 from arboretum_sdk.info import Clock as ClockState
@@ -104,9 +105,9 @@ class Forfeit:
 EventBody = Draw | SecondDrawSkipped | Place | Discard | Fault | Forfeit
 
 
-@dataclass(frozen=True, slots=True)
-class LoggedEvent:
-    """One event of a game's log, as the referee holds it (deck draws with their card)."""
+class LoggedEvent(NamedTuple):
+    """One event of a game's log, as the referee holds it (deck draws with their card). A named
+    tuple, not a dataclass: the referee makes one or two per decision."""
 
     sequence: int
     turn_number: int

@@ -15,6 +15,7 @@ import logging
 import secrets
 from collections import deque
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from arboretum import Decision, DecisionKind
 
@@ -50,9 +51,9 @@ def token_key(token: str) -> bytes:
 # ----------------------------------------------------------------------------- inbound
 
 
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """A well-formed answer: ``kind`` is the kind of decision the bot answered."""
+class Answer(NamedTuple):
+    """A well-formed answer: ``kind`` is the kind of decision the bot answered. (A named tuple, not
+    a dataclass: there is one per decision.)"""
 
     number: int
     kind: DecisionKind
@@ -94,17 +95,30 @@ class Outbox:
     the messages with :meth:`take_message` (see ``BotServicer``: two tasks may write, one at a
     time, so items are taken only by the task that writes them)."""
 
-    __slots__ = ("_items", "_waiter")
+    __slots__ = ("_items", "_waiter", "held")
 
     def __init__(self) -> None:
         self._items: deque[BotMessage | bytes | StreamEnd] = deque()
         self._waiter: asyncio.Future[None] | None = None
+        self.held = False
+        """While set, :meth:`put` does not wake the writer: the task that set it writes what is
+        put, then calls :meth:`release`."""
 
     def __len__(self) -> int:
         return len(self._items)
 
     def put(self, item: BotMessage | bytes | StreamEnd) -> None:
         self._items.append(item)
+        if not self.held:
+            self._wake()
+
+    def release(self) -> None:
+        """End :attr:`held`, and wake the writer for what is left."""
+        self.held = False
+        if self._items:
+            self._wake()
+
+    def _wake(self) -> None:
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)

@@ -332,19 +332,25 @@ class BotServicer:
     ) -> None:
         """Read the bot's messages into the match. What an answer makes the match send back on this
         stream (the next request of the turn) is written from here, in the same step, when no
-        write is in flight: the writer task's wake-up is a hop that every round trip would pay."""
-        take = stream.outbox.take_message
+        write is in flight: the writer task's wake-up is a hop that every round trip would pay.
+        Meanwhile the outbox is held, so that the writer is not woken for nothing."""
+        outbox = stream.outbox
+        take = outbox.take_message
         try:
             async for message in requests:
                 if stream.closed:
                     continue  # the match is over: drain until the bot half-closes
-                match.receive(seat, stream, edge.inbound_from_bytes(message))
-                if stream.closing is not None:
-                    return
-                if not writing.locked():
-                    async with writing:
-                        while (item := take()) is not None:
-                            await context.write(_serialized(item))
+                outbox.held = True
+                try:
+                    match.receive(seat, stream, edge.inbound_from_bytes(message))
+                    if stream.closing is not None:
+                        return
+                    if not writing.locked():
+                        async with writing:
+                            while (item := take()) is not None:
+                                await context.write(_serialized(item))
+                finally:
+                    outbox.release()
         except asyncio.CancelledError:
             raise
         except Exception as exc:

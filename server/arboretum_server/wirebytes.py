@@ -42,7 +42,10 @@ __all__ = [
     "decode_answer",
     "event_field",
     "hand_fields",
+    "known_fields",
+    "seat_head",
     "seat_state_field",
+    "seat_tail",
     "varint",
 ]
 
@@ -187,31 +190,37 @@ def _kind(kind: DecisionKind) -> int:
 # ----------------------------------------------------------------------------- state and events
 
 
-def seat_state_field(
-    seat: int,
-    arboretum: bytes,
-    discard_pile: Sequence[Card],
-    hand_size: int,
-    known_hand_cards: Sequence[Card],
-    bank_left_ms: int,
-    faults: int,
-    forfeited: bool,
-) -> bytes:
-    """A ``SeatState`` as a ``PublicState.seats`` field; ``arboretum`` from
-    :func:`arboretum_fields`."""
-    pile, known = _CARD_3, _CARD_5
-    body = b"".join(
+def seat_head(seat: int, arboretum: bytes, discard_pile: Sequence[Card]) -> bytes:
+    """The first fields of a ``SeatState``: ``seat``, its arboretum (``arboretum`` from
+    :func:`arboretum_fields`) and its discard pile."""
+    pile = _CARD_3
+    return b"".join(
+        [b"\x08" + varint(seat) if seat else b"", arboretum, *[pile[c] for c in discard_pile]]
+    )
+
+
+def known_fields(known_hand_cards: Iterable[Card]) -> bytes:
+    """``SeatState.known_hand_cards`` fields."""
+    known = _CARD_5
+    return b"".join([known[c] for c in known_hand_cards])
+
+
+def seat_tail(bank_left_ms: int, faults: int, forfeited: bool) -> bytes:
+    """The last fields of a ``SeatState``."""
+    return b"".join(
         [
-            b"\x08" + varint(seat) if seat else b"",
-            arboretum,
-            *[pile[c] for c in discard_pile],
-            b"\x20" + varint(hand_size) if hand_size else b"",
-            *[known[c] for c in known_hand_cards],
             b"\x30" + varint(bank_left_ms) if bank_left_ms else b"",
             b"\x38" + varint(faults) if faults else b"",
             b"\x40\x01" if forfeited else b"",
         ]
     )
+
+
+def seat_state_field(head: bytes, hand_size: int, known: bytes, tail: bytes) -> bytes:
+    """A ``SeatState`` as a ``PublicState.seats`` field, from its parts (:func:`seat_head`,
+    :func:`known_fields`, :func:`seat_tail`)."""
+    size = b"\x20" + varint(hand_size) if hand_size else b""
+    body = b"".join([head, size, known, tail])
     return b"\x2a" + varint(len(body)) + body
 
 
@@ -344,53 +353,55 @@ for _key, _draw_kind in ((b"\x0a", DecisionKind.FIRST_DRAW), (b"\x12", DecisionK
 
 _PLAYED_CARDS: dict[bytes, Card] = {encoded: card for card, encoded in _CARD_1.items()}
 _DISCARDS: dict[bytes, Card] = {encoded: card for card, encoded in _CARD_3.items()}
-_MAX_NUMBER = 1 << 63
+_ANSWER_HEAD = b"\x08\x01\x12"
 
 
 def decode_answer(data: bytes) -> Answer | None:
     """A ``BotMessage`` with a well-formed answer, laid out canonically, as the match's
     :class:`Answer`; ``None`` for anything else (see the module's docstring)."""
-    # BotMessage: protocol_version = 1, then answer (field 2) holding the rest of the message.
+    # BotMessage: protocol_version = 1, then answer (field 2) holding the rest of the message
+    # (at most 127 bytes, so that every length here is one byte). DecisionAnswer: decision_number
+    # (field 1), then decision (field 2).
     end = len(data)
-    if data[:3] != b"\x08\x01\x12" or end < 8 or data[3] != end - 4 or end > 131:
+    if end > 131 or end < 8 or data[3] != end - 4 or data[4] != 0x08 or data[:3] != _ANSWER_HEAD:
         return None
-    # DecisionAnswer: decision_number (field 1, a varint), then decision (field 2).
-    if data[4] != 0x08:
-        return None
-    number = 0
-    shift = 0
-    i = 5
-    while i < end:
-        byte = data[i]
-        number |= (byte & 0x7F) << shift
-        i += 1
-        if byte < 0x80:
-            break
-        shift += 7
-    else:
-        return None
-    if not 0 < number < _MAX_NUMBER or data[5:i] != varint(number):
+    # The decision number: a minimal varint (its last byte is not 0), from 1 to 2**63 - 1.
+    number = data[5]
+    i = 6
+    if number >= 0x80:
+        number &= 0x7F
+        shift = 7
+        while True:
+            if i >= end or shift > 56:
+                return None
+            byte = data[i]
+            i += 1
+            number |= (byte & 0x7F) << shift
+            if byte < 0x80:
+                break
+            shift += 7
+        if byte == 0:
+            return None
+    elif number == 0:
         return None
     if i + 2 > end or data[i] != 0x12 or data[i + 1] != end - i - 2:
-        return None  # (every length here is below 128: one byte)
+        return None
     decision = data[i + 2 :]
     draw = _DRAWS.get(decision)
     if draw is not None:
         return Answer(number, draw[0], draw[1])
     # Decision.play (field 3): PlayDecision{card, cell, discard?}.
-    if len(decision) < 10 or decision[0] != 0x1A or decision[1] != len(decision) - 2:
+    size = end - i - 2
+    if size < 10 or decision[0] != 0x1A or decision[1] != size - 2 or decision[8] != 0x12:
         return None
     card = _PLAYED_CARDS.get(decision[2:8])
-    if card is None or decision[8] != 0x12:
-        return None
     cell_end = 10 + decision[9]
     cell = _CELLS_BY_PAYLOAD.get(decision[10:cell_end])
-    if cell is None or cell_end > len(decision):
+    if card is None or cell is None or cell_end > size:
         return None
-    rest = decision[cell_end:]
-    if not rest:
+    if cell_end == size:
         return Answer(number, DecisionKind.PLAY, Play(card, cell, None))
-    discard = _DISCARDS.get(rest)
+    discard = _DISCARDS.get(decision[cell_end:])
     if discard is None:
         return None
     return Answer(number, DecisionKind.PLAY, Play(card, cell, discard))

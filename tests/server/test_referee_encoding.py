@@ -9,6 +9,8 @@
   may send and for mangled ones.
 - ``_Game.board`` reuses a seat's public state until that seat's state changes: the board must equal
   one built from scratch at every step.
+- A whole match, driven in-process, sends in every request the view its state gives at that moment
+  (the match's caches are dropped whenever something changes).
 """
 
 from __future__ import annotations
@@ -19,15 +21,22 @@ import random
 import pytest
 
 from arboretum import ALL_CARDS, DecisionKind, Draw, Play, random_decision
+from arboretum_proto.v1 import bot_pb2, game_pb2
 from arboretum_sdk import wire
 from arboretum_server import edge, wirebytes
 from arboretum_server.match import Match, MatchConfig, _Game
 from arboretum_server.messages import (
+    Board,
     ClockState,
     DecisionRequest,
     Fault,
     FaultKind,
+    FaultPolicy,
     Forfeit,
+    GameEnd,
+    SeatPublic,
+    TimeControl,
+    View,
 )
 
 
@@ -110,6 +119,12 @@ def _mangled(data: bytes, rng: random.Random) -> list[bytes]:
         b"\x08\x81\x00" + data[2:],  # version 1 as a non-minimal varint
         data[2:] + data[:2],  # the version after the answer
     ]
+    # the decision number as a non-minimal varint (a continuation byte, then a 0)
+    end = 5
+    while data[end] & 0x80:
+        end += 1
+    padded = data[5:end] + bytes([data[end] | 0x80, 0])
+    out.append(data[:3] + bytes([data[3] + 1]) + b"\x08" + padded + data[end + 1 :])
     return out
 
 
@@ -155,3 +170,101 @@ def test_answers_decode_like_protobuf(seed: int) -> None:
         return fast
 
     assert asyncio.run(main()) > 200
+
+
+def _fresh_view(game: _Game, seat: int) -> View:
+    """``seat``'s view built from the game's state alone (none of the game's caches)."""
+    state = game.state
+    seats = tuple(
+        SeatPublic(
+            seat=s,
+            arboretum=tuple((card, cell) for cell, card in state.arboretum(s).items()),
+            discard_pile=state.discard_pile(s),
+            hand_size=state.hand_sizes()[s],
+            known_hand_cards=state.known_cards(s),
+            bank_left_ms=game.clocks[s].bank_left_ms,
+            faults=game.faults[s],
+            forfeited=state.forfeited[s],
+        )
+        for s in range(state.players)
+    )
+    board = Board(game.index, state.turn + 1, state.current_seat, state.deck_size, seats)
+    return View(seat, state.hand(seat), board)
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_a_match_sends_what_its_state_says(players: int) -> None:
+    """A match played in-process (no gRPC), answered with bytes: legal answers, late ones that
+    cost bank time, wrong kinds, illegal cards, stale numbers. Every request's view must be the one
+    built from the state alone at that moment, and the events a seat receives over a game (requests
+    and game end) must be the game's log as that seat sees it: the match's caches are dropped
+    exactly when something changes."""
+    rng = random.Random(players)
+
+    async def main() -> int:
+        config = MatchConfig(
+            players=players,
+            match_seed=players,
+            game_count=2,
+            time_control=TimeControl(per_decision_ms=2, bank_ms=600_000),
+            fault_policy=FaultPolicy(faults_to_forfeit=4),
+        )
+        match = Match("m", config, ["t"] * players)
+        streams = [match.connect(s) for s in range(players)]
+        match.start()
+        received: dict[tuple[int, int], list[game_pb2.Event]] = {}
+        games: dict[int, _Game] = {}
+        checked = 0
+        while True:
+            done = match.done.is_set()  # then drain once more
+            progressed = False
+            for seat, stream in enumerate(streams):
+                while (item := stream.outbox.take_message()) is not None:
+                    progressed = True
+                    if isinstance(item, GameEnd):
+                        key = (item.outcome.game_index, seat)
+                        received.setdefault(key, []).extend(edge.events_to_pb(item.events))
+                        continue
+                    if not isinstance(item, bytes):
+                        continue
+                    request = bot_pb2.RefereeMessage.FromString(item).decision_request
+                    game = match._game
+                    assert game is not None
+                    games[game.index] = game
+                    received.setdefault((game.index, seat), []).extend(request.events)
+                    assert request.view == edge.view_to_pb(_fresh_view(game, seat))
+                    checked += 1
+                    state = game.state
+                    kind = state.decision_kind
+                    decision = random_decision(state.view(seat), rng)
+                    number = request.decision_number
+                    roll = rng.random()
+                    if roll < 0.05:  # the wrong kind: malformed
+                        kind = DecisionKind.PLAY if kind is not DecisionKind.PLAY else kind
+                        decision = decision if kind is DecisionKind.PLAY else Draw(-1)
+                        if not isinstance(decision, Play):
+                            decision = state.fallback_decision()
+                            kind = DecisionKind.FIRST_DRAW
+                    elif roll < 0.08 and isinstance(decision, Play):  # a card not in hand
+                        stranger = next(c for c in ALL_CARDS if c not in state.hand(seat))
+                        decision = Play(stranger, decision.cell, decision.discard)
+                    elif roll < 0.11:  # a stale number first
+                        stale = wire.answer_to_pb(number + 7, decision, kind).SerializeToString()
+                        match.receive(seat, stream, edge.inbound_from_bytes(stale))
+                    elif roll < 0.2:  # late: beyond L, from the bank
+                        await asyncio.sleep(0.004)
+                    data = wire.answer_to_pb(number, decision, kind).SerializeToString()
+                    match.receive(seat, stream, edge.inbound_from_bytes(data))
+            if done and not progressed:
+                break
+            if not progressed:
+                await asyncio.sleep(0)
+        for (index, seat), events in received.items():
+            expected = edge.events_to_pb(games[index].events_for(seat))
+            assert events == expected, (index, seat)
+        clocks = [clock for g in games.values() for clock in g.clocks]
+        assert any(clock.bank_left_ms < 600_000 for clock in clocks)
+        assert any(sum(g.faults) for g in games.values())
+        return checked
+
+    assert asyncio.run(main()) > 60
