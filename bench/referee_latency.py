@@ -14,23 +14,24 @@ The client (this process) alternates rounds between them, so that both see the s
   what the referee does (the echo also carries the request's bytes upstream, where a bot sends a
   small answer: a few hundred bytes more per round trip);
 - a **referee round** plays a 2-player match of ``--games`` games between two instant raw-stub bots
-  (first legal option, no thinking) and times, on the bot side, each answer sent -> next request
-  received within the same turn (first draw -> second draw -> play). That is one full referee round
-  trip: decode the answer, validate and apply it, build the next view and events, encode, send.
+  (first legal option, no thinking), each on a connection of its own, and times, on the bot side,
+  each answer sent -> next request received within the same turn (first draw -> second draw ->
+  play). That is one full referee round trip: decode the answer, validate and apply it, build the
+  next view and events, encode, send.
 
-The figures are the medians over rounds of each round's p50 and p99; the ratio referee / echo at
-p50 is what the goal (<= 1.5) is about. The referee's own clock (``ms`` of each replay step, from
-sending a request to receiving its answer) is reported too. Usage::
+Rounds are short (a few hundred round trips each) and many, so that a change in the machine's
+speed hits both sides alike. The figures are the medians over rounds of each round's p50 and p99;
+the ratio referee / echo at p50 is what the goal (<= 1.5) is about. ``--pin`` runs the client on
+one CPU and both servers on the other. Usage::
 
-    python bench/referee_latency.py                 # 5 rounds of 20 games each
-    python bench/referee_latency.py --rounds 3 --games 10 --check   # exit 1 if the ratio > 1.5
+    python bench/referee_latency.py                 # 15 rounds of 6 games each
+    python bench/referee_latency.py --pin --check   # exit 1 if the p50 ratio is over 1.5
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
 import time
@@ -43,7 +44,6 @@ from referee_support import (
     create_match,
     first_legal,
     free_port,
-    get_replay_json,
     machine,
     median,
     percentile,
@@ -83,35 +83,42 @@ async def echo_round(port: int, payload: bytes, count: int) -> list[float]:
 ECHO = "/bench.Echo/Echo"
 
 
-async def referee_round(port: int, games: int, seed: int) -> tuple[list[float], list[float], bytes]:
-    """One 2-player match of instant bots: bot-side round trips (ms), referee-side step ms, and a
-    serialized decision-request message of the median size."""
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+async def referee_round(port: int, games: int, seed: int) -> tuple[list[float], bytes]:
+    """One 2-player match of instant bots, each seat on a connection of its own (as bots in their
+    own processes have): the bot-side round trips (ms), and a serialized decision-request message
+    of the median size."""
+    address = f"127.0.0.1:{port}"
+    async with grpc.aio.insecure_channel(address) as channel:
         match_id, tokens = await create_match(
             channel, ADMIN, players=2, games=games, seed=seed, per_decision_ms=5000, bank_ms=0
         )
-        stats = [SeatStats(), SeatStats()]
-        samples: list[bytes] = []
+    stats = [SeatStats(), SeatStats()]
+    samples: list[bytes] = []
 
-        def policy(request: bot_pb2.DecisionRequest) -> object:
-            if len(samples) < 2000:
-                message = bot_pb2.RefereeMessage(protocol_version=1, decision_request=request)
-                samples.append(message.SerializeToString())
-            return first_legal(request)
+    def policy(request: bot_pb2.DecisionRequest) -> object:
+        if len(samples) < 2000:
+            message = bot_pb2.RefereeMessage(protocol_version=1, decision_request=request)
+            samples.append(message.SerializeToString())
+        return first_legal(request)
 
+    # a local subchannel pool: a connection per seat, not one shared by both
+    options = [("grpc.use_local_subchannel_pool", 1)]
+    channels = [grpc.aio.insecure_channel(address, options=options) for _ in tokens]
+    try:
         await asyncio.gather(
-            *(play_seat(channel, t, policy, s) for t, s in zip(tokens, stats, strict=True))  # type: ignore[arg-type]
+            *(
+                play_seat(c, t, policy, s)  # type: ignore[arg-type]
+                for c, t, s in zip(channels, tokens, stats, strict=True)
+            )
         )
-        for s in stats:
-            if s.faults or s.status != "MATCH_STATUS_FINISHED":
-                raise RuntimeError(f"referee round went wrong: {s}")
-        rtts = [x for s in stats for x in s.turn_rtt_ms]
-        step_ms: list[float] = []
-        for index in range(games):
-            doc = json.loads(await get_replay_json(channel, match_id, index))
-            step_ms += [float(step["ms"]) for step in doc["steps"] if "ms" in step]
-        samples.sort(key=len)
-        return rtts, step_ms, samples[len(samples) // 2]
+    finally:
+        for c in channels:
+            await c.close()
+    for s in stats:
+        if s.faults or s.status != "MATCH_STATUS_FINISHED":
+            raise RuntimeError(f"referee round {match_id} went wrong: {s}")
+    samples.sort(key=len)
+    return [x for s in stats for x in s.turn_rtt_ms], samples[len(samples) // 2]
 
 
 async def run(args: argparse.Namespace) -> int:
@@ -123,15 +130,14 @@ async def run(args: argparse.Namespace) -> int:
         servers_cpus = {1 % (os.cpu_count() or 1)}
     echo = spawn_server("echo", echo_port, cpus=servers_cpus)
     referee = spawn_server("referee", ref_port, "--admin-token", ADMIN, cpus=servers_cpus)
-    rows: dict[str, list[tuple[float, float]]] = {"echo": [], "referee": [], "referee-clock": []}
+    rows: dict[str, list[tuple[float, float]]] = {"echo": [], "referee": []}
     sample = b""
     try:
         await referee_round(ref_port, 2, 1)  # warm-up
         for r in range(args.rounds):
-            rtts, step_ms, sample = await referee_round(ref_port, args.games, 1000 + r)
+            rtts, sample = await referee_round(ref_port, args.games, 1000 + r)
             echo_times = await echo_round(echo_port, sample, len(rtts))
             rows["referee"].append((percentile(rtts, 50), percentile(rtts, 99)))
-            rows["referee-clock"].append((percentile(step_ms, 50), percentile(step_ms, 99)))
             rows["echo"].append((percentile(echo_times, 50), percentile(echo_times, 99)))
             print(
                 f"round {r + 1}/{args.rounds}: {len(rtts)} round trips; "
@@ -152,10 +158,6 @@ async def run(args: argparse.Namespace) -> int:
     print(f"{'':<16}{'p50 ms':>10}{'p99 ms':>10}")
     print(f"{'bare echo':<16}{summary['echo'][0]:>10.3f}{summary['echo'][1]:>10.3f}")
     print(f"{'referee':<16}{summary['referee'][0]:>10.3f}{summary['referee'][1]:>10.3f}")
-    print(
-        f"{'referee clock':<16}{summary['referee-clock'][0]:>10.3f}"
-        f"{summary['referee-clock'][1]:>10.3f}   (replay 'ms': request sent -> answer received)"
-    )
     print(f"ratio referee/echo: p50 {ratio50:.2f} (goal <= {GOAL_RATIO}), p99 {ratio99:.2f}")
     if args.check and ratio50 > GOAL_RATIO:
         return 1
@@ -166,10 +168,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
-    parser.add_argument("--rounds", type=int, default=5, help="alternating rounds (default 5)")
-    parser.add_argument(
-        "--games", type=int, default=20, help="games per referee round (default 20)"
-    )
+    parser.add_argument("--rounds", type=int, default=15, help="alternating rounds (default 15)")
+    parser.add_argument("--games", type=int, default=6, help="games per referee round (default 6)")
     parser.add_argument(
         "--check", action="store_true", help="exit 1 when the p50 ratio misses the goal"
     )
