@@ -26,7 +26,10 @@ noted as ``stale``.
 An answer to the pending decision is settled in :meth:`Match.receive`, in the step of the stream
 that read it, which also asks the next decision (:meth:`Match._answered`): the match loop's task
 wakes only for the other outcomes, a forfeited seat's turn and the game's end. That saves an
-event-loop hop per decision and changes nothing else.
+event-loop hop per decision and changes nothing else. Decision requests are queued already
+serialized, assembled from encoded pieces that the game keeps until they change
+(:meth:`_Game.request_wire`, :mod:`arboretum_server.wirebytes`); every other message is a plain
+value that the service serializes.
 """
 
 from __future__ import annotations
