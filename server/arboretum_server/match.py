@@ -148,7 +148,9 @@ class MatchConfig:
 
 @dataclass(frozen=True, slots=True)
 class _Answered:
-    inbound: Answer | MalformedAnswer | InvalidMessage
+    """An answer that is not well-formed (well-formed ones are settled by ``_settle_answer``)."""
+
+    inbound: MalformedAnswer | InvalidMessage
     at: float
 
 
@@ -184,8 +186,11 @@ class _Pending:
     """What the match loop waits on. The decisions that :meth:`Match._answered` asks one after
     another share it: it is resolved once, with the outcome of the decision pending then (or with
     ``_CONCLUDED``)."""
-    deadline: float
-    """When it times out, on the loop's clock: ``sent_at`` + its budget."""
+
+    @property
+    def deadline(self) -> float:
+        """When it times out, on the loop's clock."""
+        return self.sent_at + self.budget_ms / 1000
 
 
 class _Game:
@@ -880,7 +885,6 @@ class Match:
             budget_ms,
             clock.bank_left_ms,
             future,
-            sent_at + budget_ms / 1000,
         )
         game.pending = pending
         if self._watchers:
@@ -936,7 +940,7 @@ class Match:
         future = pending.future
         try:
             game.pending = None
-            if type(inbound) is Answer:
+            if isinstance(inbound, Answer):
                 self._settle_answer(game, pending, inbound, at)  # (it tells the game what changed)
             else:
                 try:
@@ -979,9 +983,6 @@ class Match:
                 self._fault(game, pending, FaultKind.TIMEOUT, reason, float(budget))
             return
         inbound = outcome.inbound
-        if type(inbound) is Answer:
-            self._settle_answer(game, pending, inbound, outcome.at)
-            return
         elapsed = (outcome.at - pending.sent_at) * 1000
         if elapsed > budget:
             clock.expire()
@@ -994,8 +995,7 @@ class Match:
                 game, pending, FaultKind.MALFORMED, f"invalid message: {inbound.reason}", elapsed
             )
             return
-        if isinstance(inbound, MalformedAnswer):
-            self._fault(game, pending, FaultKind.MALFORMED, inbound.reason, elapsed)
+        self._fault(game, pending, FaultKind.MALFORMED, inbound.reason, elapsed)
 
     def _settle_answer(self, game: _Game, pending: _Pending, inbound: Answer, at: float) -> None:
         """Settle the pending decision with a well-formed answer received at ``at``."""
