@@ -5,6 +5,8 @@ Two servers run in child processes, side by side, for the whole run:
 - ``echo``: a tiny grpc.aio server whose bidi stream echoes the bytes it receives (no parsing);
 - ``referee``: the arena referee (``arboretum_server``), started as ``arena play`` starts it.
 
+Both run on the same event loop (uvloop when installed) with the same gRPC transport.
+
 The client (this process) alternates rounds between them, so that both see the same machine noise:
 
 - an **echo round** sends, on one stream, a serialized ``RefereeMessage`` carrying a

@@ -380,13 +380,13 @@ def main() -> None:
     parser.add_argument("--max-matches", type=int, default=1024)
     parser.add_argument("--unix", metavar="PATH", help="referee: also listen on this unix socket")
     args = parser.parse_args()
-    if args.kind == "echo":
-        asyncio.run(_serve_echo(args.port))
-    else:
-        # On the loop that `arena serve` runs (uvloop when installed; ARENA_EVENT_LOOP=asyncio
-        # for the standard loop).
-        from arboretum_sdk import eventloop
+    # Both on the loop that `arena serve` runs (uvloop when installed; ARENA_EVENT_LOOP=asyncio for
+    # the standard loop), so that the echo and the referee differ only in what they do per message.
+    from arboretum_sdk import eventloop
 
+    if args.kind == "echo":
+        eventloop.run(_serve_echo(args.port))
+    else:
         eventloop.run(_serve_referee(args.port, args.admin_token, args.max_matches, args.unix))
 
 

@@ -317,8 +317,17 @@ class GameState:
         """A seat's hand, sorted. Hidden from every other seat."""
         return tuple([ALL_CARDS[c] for c in sorted(self._hands[seat])])
 
+    def hand_ids(self, seat: int) -> list[int]:
+        """A seat's hand as card ids (``Card.id``), sorted: :meth:`hand` without making the cards.
+        Hidden from every other seat."""
+        return sorted(self._hands[seat])
+
     def hand_sizes(self) -> tuple[int, ...]:
         return tuple(len(h) for h in self._hands)
+
+    def hand_size(self, seat: int) -> int:
+        """The number of cards in ``seat``'s hand (public)."""
+        return len(self._hands[seat])
 
     def discard_pile(self, seat: int) -> tuple[Card, ...]:
         """A seat's discard pile, bottom first (the top card is last)."""
@@ -372,6 +381,12 @@ class GameState:
             cells,
             self._discard_required,
         )
+
+    def draw_sources(self) -> tuple[int, ...]:
+        """The sources that a draw due now may take, in order: the deck if it has cards, then each
+        non-empty discard pile by seat (``legal_decisions().sources`` without the rest). Empty
+        when no draw is due."""
+        return self._sources() if self._phase < PLAY else ()
 
     def _sources(self) -> tuple[int, ...]:
         """The draw sources, in order: the deck if it has cards, then each non-empty pile."""

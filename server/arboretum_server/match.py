@@ -109,6 +109,11 @@ log = logging.getLogger(__name__)
 
 WATCHER_QUEUE_LIMIT = 4096
 
+# Module constants: an enum member looked up on its class costs several times more, and the hot
+# path compares decision kinds a few times per decision.
+_FIRST_DRAW = DecisionKind.FIRST_DRAW
+_PLAY = DecisionKind.PLAY
+
 
 @dataclass(frozen=True, slots=True)
 class MatchConfig:
@@ -265,6 +270,15 @@ class _Game:
             self._known_wire[seat] = None
             self._public[source] = self._seat_wire[source] = self._seat_head[source] = None
 
+    def placed(self, seat: int, card: Card, cell: Cell) -> None:
+        """``seat`` played ``card`` on ``cell`` (and discarded, or not): what that changed. Its
+        encoded arboretum, when there is one, grows by that card: the engine keeps an arboretum's
+        cards in the order they were played, and that is the order they are sent in."""
+        arboretum = self._arboretum_wire[seat]
+        self.changed(seat, played=True)
+        if arboretum is not None:
+            self._arboretum_wire[seat] = arboretum + wirebytes.placed_field(card, cell)
+
     def _arboretum(self, s: int) -> tuple[tuple[Card, Cell], ...]:
         arboretum = self._arboretums[s]
         if arboretum is None:
@@ -343,7 +357,7 @@ class _Game:
             clock = self.clocks[s]
             tail = wirebytes.seat_tail(clock.bank_left_ms, self.faults[s], state.forfeited[s])
             self._seat_tail[s] = tail
-        encoded = wirebytes.seat_state_field(head, state.hand_sizes()[s], known, tail)
+        encoded = wirebytes.seat_state_field(head, state.hand_size(s), known, tail)
         self._seat_wire[s] = encoded
         return encoded
 
@@ -357,15 +371,16 @@ class _Game:
         state = self.state
         hand = self._hand_wire[seat]
         if hand is None:
-            hand = self._hand_wire[seat] = wirebytes.hand_fields(state.hand(seat))
-        legal = state.legal_decisions()
-        if kind is DecisionKind.PLAY:
+            hand = self._hand_wire[seat] = wirebytes.hand_fields(state.hand_ids(seat))
+        if kind is _PLAY:
             cells = self._cells_wire[seat]
             if cells is None:
-                cells = self._cells_wire[seat] = wirebytes.cell_fields(legal.cell_options())
+                options = state.legal_decisions().cell_options()
+                cells = self._cells_wire[seat] = wirebytes.cell_fields(options)
+            sources: tuple[int, ...] = ()
             discard_required = state.discard_required
         else:
-            cells, discard_required = b"", False
+            cells, sources, discard_required = b"", state.draw_sources(), False
         return wirebytes.decision_request(
             number,
             kind,
@@ -377,9 +392,9 @@ class _Game:
             state.deck_size,
             [w or self._seat_field(s) for s, w in enumerate(self._seat_wire)],
             self._events_wire(seat, since),
-            *clock,
+            wirebytes.clock_field(*clock),
             discard_required,
-            legal.sources,
+            sources,
             cells,
         )
 
@@ -440,11 +455,16 @@ class Match:
         self._task: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at = 0.0
+        self._loop: asyncio.AbstractEventLoop
+        """The loop the match runs on, set by :meth:`start`: nothing else needs it before. (In
+        Python 3.11 each ``asyncio.get_running_loop()`` makes a system call, and the hot path
+        reads the loop's clock a few times per decision.)"""
         self.done = asyncio.Event()
 
     # ------------------------------------------------------------------ life cycle
 
     def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
         self._task = asyncio.create_task(self._run(), name=f"match {self.match_id}")
 
     def cancel(self, reason: str) -> None:
@@ -629,7 +649,7 @@ class Match:
         if isinstance(inbound, InvalidMessage):
             if is_pending and pending is not None:
                 stream.closing = StreamEnd("INVALID_ARGUMENT", inbound.reason)
-                pending.future.set_result(_Answered(inbound, asyncio.get_running_loop().time()))
+                pending.future.set_result(_Answered(inbound, self._loop.time()))
             else:
                 self._note(seat, "invalid", inbound.reason)
                 stream.end("INVALID_ARGUMENT", inbound.reason)
@@ -640,7 +660,7 @@ class Match:
             and pending is not None
             and inbound.number == pending.number
         ):
-            self._answered(game, pending, inbound, asyncio.get_running_loop().time())
+            self._answered(game, pending, inbound, self._loop.time())
             return
         expected = f"decision {pending.number}" if is_pending and pending is not None else "none"
         reason = f"answer for decision {inbound.number}, which is not pending (pending: {expected})"
@@ -814,18 +834,22 @@ class Match:
         if isinstance(decision, Draw):
             game.drew(seat, decision.source)
             self._emit(game, seat, turn_number, DrawEvent(kind, decision.source, card))
-            if kind is DecisionKind.FIRST_DRAW and state.decision_kind is DecisionKind.PLAY:
+            if kind is _FIRST_DRAW and state.decision_kind is _PLAY:
                 self._emit(game, seat, turn_number, SecondDrawSkipped())
         else:
-            game.changed(seat, played=True)
+            game.placed(seat, decision.card, decision.cell)
             self._emit(game, seat, turn_number, Place(decision.card, decision.cell))
             if decision.discard is not None:
                 self._emit(game, seat, turn_number, Discard(decision.discard))
 
-    def _request(self, game: _Game, pending: _Pending, stream: SeatStream) -> bytes:
+    def _request(
+        self, game: _Game, pending: _Pending, stream: SeatStream, elapsed: int | None = None
+    ) -> bytes:
         """The decision request for ``pending``, serialized (see :meth:`_Game.request_wire`),
-        with the events since the stream's last message."""
-        elapsed = max(0, int((asyncio.get_running_loop().time() - pending.sent_at) * 1000))
+        with the events since the stream's last message. ``elapsed``: the ms since it was asked,
+        if known (0 when it is asked now), else read from the clock."""
+        if elapsed is None:
+            elapsed = max(0, int((self._loop.time() - pending.sent_at) * 1000))
         seat = pending.seat
         clock = (game.clocks[seat].per_decision_ms, pending.bank_before_ms, elapsed)
         since = stream.cursor if stream.cursor_game == game.index else 0
@@ -833,7 +857,7 @@ class Match:
         return game.request_wire(seat, pending.number, pending.kind, clock, since)
 
     def _pending_message(self, game: _Game, pending: _Pending) -> DecisionPending:
-        elapsed = max(0, int((asyncio.get_running_loop().time() - pending.sent_at) * 1000))
+        elapsed = max(0, int((self._loop.time() - pending.sent_at) * 1000))
         clock = ClockState(
             game.clocks[pending.seat].per_decision_ms, pending.bank_before_ms, elapsed
         )
@@ -856,7 +880,7 @@ class Match:
             )
             await asyncio.sleep(0)
             return
-        future: asyncio.Future[_Outcome | _Concluded] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[_Outcome | _Concluded] = self._loop.create_future()
         self._ask(game, seat, future)
         try:
             outcome = await future
@@ -875,7 +899,7 @@ class Match:
         state = game.state
         clock = game.clocks[seat]
         self._numbers += 1
-        sent_at = asyncio.get_running_loop().time()
+        sent_at = self._loop.time()
         budget_ms = clock.per_decision_ms + clock.bank_left_ms
         pending = _Pending(
             self._numbers,
@@ -893,7 +917,7 @@ class Match:
         if session.crashed is not None:
             future.set_result(_Crashed(session.crashed))
         elif session.stream is not None:
-            session.stream.send(self._request(game, pending, session.stream))
+            session.stream.send(self._request(game, pending, session.stream, 0))
         if self._timer is None or self._timer_at > pending.deadline:
             self._arm(pending.deadline)
 
@@ -906,7 +930,7 @@ class Match:
         if self._timer is not None:
             self._timer.cancel()
         self._timer_at = at
-        self._timer = asyncio.get_running_loop().call_at(at, self._expire)
+        self._timer = self._loop.call_at(at, self._expire)
 
     def _disarm(self) -> None:
         if self._timer is not None:
@@ -919,7 +943,7 @@ class Match:
         pending = game.pending if game is not None else None
         if pending is None or pending.future.done():
             return
-        if asyncio.get_running_loop().time() >= pending.deadline:
+        if self._loop.time() >= pending.deadline:
             pending.future.set_result(_TimedOut())
         else:
             self._arm(pending.deadline)
@@ -962,7 +986,7 @@ class Match:
         budget = pending.budget_ms
         tc = self.config.time_control
         if isinstance(outcome, _Crashed):
-            elapsed = (asyncio.get_running_loop().time() - pending.sent_at) * 1000
+            elapsed = (self._loop.time() - pending.sent_at) * 1000
             clock.charge(elapsed)
             self._fault(game, pending, FaultKind.CRASH, outcome.reason, elapsed)
             return

@@ -65,40 +65,39 @@ def is_over(status: MatchStatus) -> bool:
 # ----------------------------------------------------------------------------- events
 
 
-@dataclass(frozen=True, slots=True)
-class Draw:
+# Event bodies are named tuples, not frozen dataclasses: the referee makes one or two per
+# decision, and a named tuple is made in half the time. Their types differ in length or in what
+# their fields hold, so no two bodies of different kinds are equal.
+
+
+class Draw(NamedTuple):
     draw: DecisionKind
     source: int
     """``DECK`` or a seat whose discard pile was drawn from."""
     card: Card | None
 
 
-@dataclass(frozen=True, slots=True)
-class SecondDrawSkipped:
+class SecondDrawSkipped(NamedTuple):
     pass
 
 
-@dataclass(frozen=True, slots=True)
-class Place:
+class Place(NamedTuple):
     card: Card
     cell: Cell
 
 
-@dataclass(frozen=True, slots=True)
-class Discard:
+class Discard(NamedTuple):
     card: Card
 
 
-@dataclass(frozen=True, slots=True)
-class Fault:
+class Fault(NamedTuple):
     kind: FaultKind
     decision_kind: DecisionKind
     decision_number: int
     faults: int
 
 
-@dataclass(frozen=True, slots=True)
-class Forfeit:
+class Forfeit(NamedTuple):
     faults: int
 
 

@@ -38,11 +38,13 @@ from .seats import Answer
 __all__ = [
     "arboretum_fields",
     "cell_fields",
+    "clock_field",
     "decision_request",
     "decode_answer",
     "event_field",
     "hand_fields",
     "known_fields",
+    "placed_field",
     "seat_head",
     "seat_state_field",
     "seat_tail",
@@ -61,12 +63,14 @@ def _encode_varint(value: int) -> bytes:
     return bytes(out)
 
 
-_VARINTS: tuple[bytes, ...] = tuple(_encode_varint(i) for i in range(1 << 14))
+_TABLED = 1 << 14
+_VARINTS: tuple[bytes, ...] = tuple(_encode_varint(i) for i in range(_TABLED))
+"""The varints of the values below ``_TABLED`` (two bytes at most)."""
 
 
 def varint(value: int) -> bytes:
     """The varint encoding of a non-negative integer."""
-    if value < 16384:
+    if value < _TABLED:
         return _VARINTS[value]
     return _encode_varint(value)
 
@@ -84,6 +88,16 @@ def _field(key: bytes, payload: bytes) -> bytes:
 def _uint(key: bytes, value: int) -> bytes:
     """A varint field; proto3 omits a zero."""
     return key + varint(value) if value else b""
+
+
+# The hot path takes the small varint fields from tables: a call to _uint() is most of what such a
+# field costs. Values from _SMALL on (a long match's decision numbers) go through _uint().
+_SMALL = 1024
+_UINT1, _UINT2, _UINT3, _UINT4 = (
+    tuple(_uint(key, value) for value in range(_SMALL))
+    for key in (b"\x08", b"\x10", b"\x18", b"\x20")
+)
+"""Varint fields 1 to 4 by value."""
 
 
 # ----------------------------------------------------------------------------- cards and cells
@@ -123,27 +137,39 @@ def _cell_payload(cell: tuple[int, int]) -> bytes:
 
 
 _PLACED: dict[tuple[Card, tuple[int, int]], bytes] = {}
+"""``PlacedCard`` (and ``PlayEvent``) payloads by (card, cell): the same two fields."""
+
+
+def _placed_payload(card: Card, cell: tuple[int, int]) -> bytes:
+    key = (card, cell)
+    encoded = _PLACED.get(key)
+    if encoded is None:
+        encoded = _CARD_1[card] + _field(b"\x12", _cell_payload(cell))
+        if len(_PLACED) < _CACHE_LIMIT:
+            _PLACED[key] = encoded
+    return encoded
+
+
+def placed_field(card: Card, cell: tuple[int, int]) -> bytes:
+    """One card of an arboretum as a ``SeatState.arboretum`` field."""
+    payload = _placed_payload(card, cell)
+    return b"\x12" + varint(len(payload)) + payload
 
 
 def arboretum_fields(arboretum: Iterable[tuple[Card, tuple[int, int]]]) -> bytes:
     """An arboretum as ``SeatState.arboretum`` fields (``PlacedCard`` messages), in the given
     order."""
-    parts = []
-    for card, cell in arboretum:
-        key = (card, cell)
-        encoded = _PLACED.get(key)
-        if encoded is None:
-            encoded = _field(b"\x12", _CARD_1[card] + _field(b"\x12", _cell_payload(cell)))
-            if len(_PLACED) < _CACHE_LIMIT:
-                _PLACED[key] = encoded
-        parts.append(encoded)
-    return b"".join(parts)
+    return b"".join([placed_field(card, cell) for card, cell in arboretum])
 
 
-def hand_fields(hand: Iterable[Card]) -> bytes:
-    """A hand as ``SeatView.hand`` fields."""
-    cards = _CARD_2
-    return b"".join([cards[c] for c in hand])
+_HAND_BY_ID: tuple[bytes, ...] = tuple(_CARD_2[card] for card in ALL_CARDS)
+"""``SeatView.hand`` fields by card id."""
+
+
+def hand_fields(hand_ids: Iterable[int]) -> bytes:
+    """A hand, given as card ids (``GameState.hand_ids``), as ``SeatView.hand`` fields."""
+    cards = _HAND_BY_ID
+    return b"".join([cards[c] for c in hand_ids])
 
 
 _LEGAL_CELLS: dict[tuple[int, int], bytes] = {}
@@ -224,52 +250,65 @@ def seat_state_field(head: bytes, hand_size: int, known: bytes, tail: bytes) -> 
     return b"\x2a" + varint(len(body)) + body
 
 
-_BODIES: dict[object, bytes] = {}
-"""Encoded event bodies (the ``Event.kind`` field) of draws, plays and discards, by value."""
+_DRAW_KIND_FIELDS: dict[DecisionKind, bytes] = {
+    kind: _uint(b"\x08", _KINDS[kind])
+    for kind in (DecisionKind.FIRST_DRAW, DecisionKind.SECOND_DRAW)
+}
+"""``DrawEvent.draw`` fields."""
+_SOURCE_FIELDS: dict[int, bytes] = {
+    s: _field(b"\x12", _source_payload(s)) for s in (DECK, 0, 1, 2, 3)
+}
+"""``DrawEvent.source`` fields."""
+_DISCARD_BODIES: dict[Card, bytes] = {card: _field(b"\x3a", _CARD_1[card]) for card in ALL_CARDS}
+"""``Event.discard`` fields."""
 
 
 def _event_body(body: object) -> bytes:
-    if isinstance(body, DrawEvent):
-        payload = _uint(b"\x08", _kind(body.draw)) + _field(b"\x12", _source_payload(body.source))
-        if body.card is not None:
-            payload += _CARD_3[body.card]
-        return _field(b"\x22", payload)
-    if isinstance(body, Place):
-        cell = _field(b"\x12", _cell_payload(body.cell))
-        return _field(b"\x32", _CARD_1[body.card] + cell)
-    if isinstance(body, Discard):
-        return _field(b"\x3a", _CARD_1[body.card])
-    if isinstance(body, SecondDrawSkipped):
+    """The ``Event.kind`` field of an event body."""
+    kind = type(body)
+    if kind is DrawEvent:
+        draw: DrawEvent = body  # type: ignore[assignment]
+        payload = b"".join(
+            [
+                _DRAW_KIND_FIELDS.get(draw.draw) or _uint(b"\x08", _kind(draw.draw)),
+                _SOURCE_FIELDS.get(draw.source) or _field(b"\x12", _source_payload(draw.source)),
+                b"" if draw.card is None else _CARD_3[draw.card],
+            ]
+        )
+        return b"\x22" + varint(len(payload)) + payload
+    if kind is Place:
+        place: Place = body  # type: ignore[assignment]
+        payload = _placed_payload(place.card, place.cell)
+        return b"\x32" + varint(len(payload)) + payload
+    if kind is Discard:
+        return _DISCARD_BODIES[body.card]  # type: ignore[attr-defined]
+    if kind is SecondDrawSkipped:
         return b"\x2a\x00"
-    if isinstance(body, Fault):
+    if kind is Fault:
+        fault: Fault = body  # type: ignore[assignment]
         payload = (
-            _uint(b"\x08", _FAULT_KINDS[body.kind])
-            + _uint(b"\x10", _kind(body.decision_kind))
-            + _uint(b"\x18", body.decision_number)
-            + _uint(b"\x20", body.faults)
+            _uint(b"\x08", _FAULT_KINDS[fault.kind])
+            + _uint(b"\x10", _kind(fault.decision_kind))
+            + _uint(b"\x18", fault.decision_number)
+            + _uint(b"\x20", fault.faults)
         )
         return _field(b"\x42", payload)
-    if isinstance(body, Forfeit):
-        return _field(b"\x4a", _uint(b"\x08", body.faults))
+    if kind is Forfeit:
+        return _field(b"\x4a", _uint(b"\x08", body.faults))  # type: ignore[attr-defined]
     raise TypeError(f"not an event: {body!r}")
 
 
 def event_field(event: LoggedEvent) -> bytes:
     """An ``Event`` as a ``DecisionRequest.events`` field (the event as given: pass
     ``event.seen_by(viewer)``)."""
-    body = event.body
-    encoded = _BODIES.get(body)
-    if encoded is None:
-        encoded = _event_body(body)
-        if type(body) in (DrawEvent, Place, Discard) and len(_BODIES) < _CACHE_LIMIT:
-            _BODIES[body] = encoded
-    sequence, turn, seat = event.sequence, event.turn_number, event.seat
+    sequence, turn, seat, body = event
+    small = _SMALL
     payload = b"".join(
         [
-            b"\x08" + varint(sequence) if sequence else b"",
-            b"\x10" + varint(turn) if turn else b"",
-            b"\x18" + varint(seat) if seat else b"",
-            encoded,
+            _UINT1[sequence] if sequence < small else _uint(b"\x08", sequence),
+            _UINT2[turn] if turn < small else _uint(b"\x10", turn),
+            _UINT3[seat] if seat < small else _uint(b"\x18", seat),
+            _event_body(body),
         ]
     )
     return b"\x2a" + varint(len(payload)) + payload
@@ -279,6 +318,31 @@ def event_field(event: LoggedEvent) -> bytes:
 
 _ENVELOPE = b"\x08" + varint(wire.PROTOCOL_VERSION) + b"\x22"
 """``RefereeMessage.protocol_version``, then the key of ``decision_request``."""
+
+_CLOCKS: dict[tuple[int, int, int], bytes] = {}
+
+
+def clock_field(per_decision_ms: int, bank_left_ms: int, elapsed_ms: int) -> bytes:
+    """``DecisionRequest.clock``. A match has few distinct clocks (the same L, a bank that changes
+    only when an answer takes longer than L, an elapsed time that is 0 unless the request is
+    sent again), so they are kept once encoded."""
+    key = (per_decision_ms, bank_left_ms, elapsed_ms)
+    encoded = _CLOCKS.get(key)
+    if encoded is None:
+        clock = b"".join(
+            [
+                b"\x08" + varint(per_decision_ms) if per_decision_ms else b"",
+                b"\x10" + varint(bank_left_ms) if bank_left_ms else b"",
+                b"\x18" + varint(elapsed_ms) if elapsed_ms else b"",
+            ]
+        )
+        encoded = _field(b"\x32", clock)
+        if len(_CLOCKS) < _CACHE_LIMIT:
+            _CLOCKS[key] = encoded
+    return encoded
+
+
+_KIND_FIELDS: dict[DecisionKind, bytes] = {kind: b"\x10" + varint(v) for kind, v in _KINDS.items()}
 
 
 def decision_request(
@@ -292,55 +356,55 @@ def decision_request(
     deck_size: int,
     seats: Iterable[bytes],
     events: bytes,
-    per_decision_ms: int,
-    bank_left_ms: int,
-    elapsed_ms: int,
+    clock: bytes,
     discard_required: bool,
     legal_sources: Iterable[int],
     legal_cells: bytes,
 ) -> bytes:
     """A whole ``RefereeMessage`` carrying a ``DecisionRequest``, from the values of its fields
-    (in field order). ``hand``, ``seats``, ``events`` and ``legal_cells`` are encoded fields
-    (:func:`hand_fields`, :func:`seat_state_field`, :func:`event_field`, :func:`cell_fields`)."""
-    game = b"\x08" + varint(game_index) if game_index else b""
+    (in field order). ``hand``, ``seats``, ``events``, ``clock`` and ``legal_cells`` are encoded
+    fields (:func:`hand_fields`, :func:`seat_state_field`, :func:`event_field`,
+    :func:`clock_field`, :func:`cell_fields`)."""
+    small, table, tabled = _SMALL, _VARINTS, _TABLED
+    game = _UINT1[game_index] if game_index < small else _uint(b"\x08", game_index)
     board = b"".join(
         [
             game,
-            b"\x10" + varint(turn_number) if turn_number else b"",
-            b"\x18" + varint(current_seat) if current_seat else b"",
-            b"\x20" + varint(deck_size) if deck_size else b"",
+            _UINT2[turn_number] if turn_number < small else _uint(b"\x10", turn_number),
+            _UINT3[current_seat] if current_seat < small else _uint(b"\x18", current_seat),
+            _UINT4[deck_size] if deck_size < small else _uint(b"\x20", deck_size),
             *seats,
         ]
     )
+    size = len(board)
     view = b"".join(
-        [b"\x08" + varint(seat) if seat else b"", hand, b"\x1a", varint(len(board)), board]
-    )
-    clock = b"".join(
         [
-            b"\x08" + varint(per_decision_ms) if per_decision_ms else b"",
-            b"\x10" + varint(bank_left_ms) if bank_left_ms else b"",
-            b"\x18" + varint(elapsed_ms) if elapsed_ms else b"",
+            _UINT1[seat] if seat < small else _uint(b"\x08", seat),
+            hand,
+            b"\x1a",
+            table[size] if size < tabled else varint(size),
+            board,
         ]
     )
+    size = len(view)
     sources = _SOURCES
     request = b"".join(
         [
-            b"\x08" + varint(number) if number else b"",
-            b"\x10" + varint(_kind(kind)),
-            b"\x18" + varint(game_index) if game_index else b"",
+            _UINT1[number] if number < small else _uint(b"\x08", number),
+            _KIND_FIELDS.get(kind) or b"\x10" + varint(_kind(kind)),
+            _UINT3[game_index] if game_index < small else _uint(b"\x18", game_index),
             b"\x22",
-            varint(len(view)),
+            table[size] if size < tabled else varint(size),
             view,
             events,
-            b"\x32",
-            varint(len(clock)),
             clock,
             b"\x38\x01" if discard_required else b"",
             *[sources.get(s) or _field(b"\x42", _source_payload(s)) for s in legal_sources],
             legal_cells,
         ]
     )
-    return _ENVELOPE + varint(len(request)) + request
+    size = len(request)
+    return _ENVELOPE + (table[size] if size < tabled else varint(size)) + request
 
 
 # ----------------------------------------------------------------------------- answers

@@ -49,6 +49,12 @@ def test_game_invariants_after_every_step(players: int, seed: int, policy_seed: 
         assert not state.last_turn or last_draw_turn == turn
         # The fallback decision is always legal.
         state.copy().apply(state.fallback_decision())
+        # The cheap accessors agree with the full ones.
+        for s in range(players):
+            assert state.hand_ids(s) == [c.id for c in state.hand(s)]
+            assert state.hand_size(s) == state.hand_sizes()[s]
+        legal = state.legal_decisions()
+        assert state.draw_sources() == (legal.sources if kind is not DecisionKind.PLAY else ())
         decision = random_decision(state, rng)
         card = state.apply(decision)
         assert_cards_conserved(state)
