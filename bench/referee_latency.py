@@ -131,7 +131,11 @@ async def run(args: argparse.Namespace) -> int:
         os.sched_setaffinity(0, {0})
         servers_cpus = {1 % (os.cpu_count() or 1)}
     echo = spawn_server("echo", echo_port, cpus=servers_cpus)
-    referee = spawn_server("referee", ref_port, "--admin-token", ADMIN, cpus=servers_cpus)
+    try:
+        referee = spawn_server("referee", ref_port, "--admin-token", ADMIN, cpus=servers_cpus)
+    except BaseException:
+        stop_process(echo)
+        raise
     rows: dict[str, list[tuple[float, float]]] = {"echo": [], "referee": []}
     sample = b""
     try:

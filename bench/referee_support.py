@@ -289,7 +289,11 @@ def spawn_server(
         env=env,
         preexec_fn=None if cpus is None else (lambda: os.sched_setaffinity(0, cpus)),
     )
-    wait_for_port(port, proc=proc)
+    try:
+        wait_for_port(port, proc=proc)
+    except BaseException:
+        stop_process(proc)  # a server that does not come up is not left behind
+        raise
     return proc
 
 

@@ -16,9 +16,15 @@ from typing import TYPE_CHECKING
 from .cards import ALL_CARDS, Card, Cell, Species
 from .decisions import DECK, DecisionKind, Draw, Play
 from .grid import ORIGIN, Arboretum, in_range, pack, unpack
+from .state import LegalDecisions
 
 if TYPE_CHECKING:
-    from .state import GameState, LegalDecisions
+    from .state import GameState
+
+# Module constants: a bot asks for its options once per decision, and an enum member looked up on
+# its class costs several times more than a global.
+_PLAY = DecisionKind.PLAY
+_GAME_OVER = DecisionKind.GAME_OVER
 
 __all__ = ["DrawEvent", "Event", "ForfeitEvent", "PlayEvent", "SeatView"]
 
@@ -108,7 +114,7 @@ class SeatView:
 
     @property
     def my_turn(self) -> bool:
-        return self.current_seat == self.seat and self.kind is not DecisionKind.GAME_OVER
+        return self.current_seat == self.seat and self.kind is not _GAME_OVER
 
     @property
     def arboretum(self) -> Arboretum:
@@ -117,11 +123,9 @@ class SeatView:
 
     def legal_decisions(self) -> LegalDecisions:
         """The legal options, when the decision due is this seat's; empty otherwise."""
-        from .state import LegalDecisions
-
         if not self.my_turn:
-            return LegalDecisions(DecisionKind.GAME_OVER, (), (), (), False)
-        if self.kind is DecisionKind.PLAY:
+            return LegalDecisions(_GAME_OVER, (), (), (), False)
+        if self.kind is _PLAY:
             arb = self.arboretum
             cells = tuple(pack(c.x, c.y) for c in arb.legal_cells()) if arb else (ORIGIN,)
             return LegalDecisions(
@@ -139,7 +143,7 @@ class SeatView:
         view.legal_decisions()``), without listing them: cheaper for a single decision."""
         if not self.my_turn:
             return False
-        if self.kind is not DecisionKind.PLAY:
+        if self.kind is not _PLAY:
             return type(decision) is Draw and decision.source in self._draw_sources()
         if type(decision) is not Play:
             return False

@@ -793,6 +793,39 @@ def _other_seat(state: game_pb2.SeatState, s: int, allowed: frozenset[int]) -> _
     return decoded
 
 
+_OwnBoard = tuple[Arboretum, tuple[Card, ...], frozenset[Card]]
+"""The seat's own arboretum and discard pile, and the set of their cards (each one once)."""
+
+_OWN_BOARDS: dict[tuple[frozenset[int], bytes], _OwnBoard] = {}
+"""The seat's own arboretum and pile by (species in play, serialized ``SeatState`` without its hand
+size, known cards, clock and faults): its own state changes with every draw, its arboretum and pile
+only with its plays and with draws from its pile."""
+
+
+def _own_board(state: game_pb2.SeatState, allowed: frozenset[int]) -> _OwnBoard | None:
+    scratch = game_pb2.SeatState()
+    scratch.CopyFrom(state)
+    scratch.hand_size = scratch.bank_left_ms = scratch.faults = 0
+    scratch.forfeited = False
+    del scratch.known_hand_cards[:]
+    key = (allowed, scratch.SerializeToString())
+    found = _OWN_BOARDS.get(key)
+    if found is not None:
+        return found
+    seen: set[Card] = set()
+    arboretum = _decode_arboretum(state, allowed, seen)
+    if arboretum is None:
+        return None
+    pile = _decode_pile(state, allowed, seen)
+    if pile is None:
+        return None
+    decoded = (arboretum, pile, frozenset(seen))
+    if len(_OWN_BOARDS) >= _SEAT_CACHE_LIMIT:
+        _OWN_BOARDS.clear()
+    _OWN_BOARDS[key] = decoded
+    return decoded
+
+
 def _seat_view_fast(
     pb: game_pb2.SeatView,
     species: Sequence[Species],
@@ -845,12 +878,11 @@ def _seat_view_fast(
             continue
         if state.seat != s:
             return None
-        arboretum = _decode_arboretum(state, allowed, seen)
-        if arboretum is None:
+        board_part = _own_board(state, allowed)
+        if board_part is None or not seen.isdisjoint(board_part[2]):
             return None
-        pile = _decode_pile(state, allowed, seen)
-        if pile is None:
-            return None
+        arboretum, pile, placed = board_part
+        seen.update(placed)
         if state.hand_size != len(hand):
             return None
         own: list[Card] = []
