@@ -762,13 +762,11 @@ def _decode_pile(
     return tuple(pile)
 
 
-def _other_seat(state: game_pb2.SeatState, s: int, allowed: frozenset[int]) -> _DecodedSeat | None:
-    key = (s, allowed, state.SerializeToString())
-    found = _OTHER_SEATS.get(key)
-    if found is not None:
-        return found
-    if state.seat != s:
-        return None
+_Board = tuple[Arboretum, tuple[Card, ...], frozenset[Card]]
+"""A seat's arboretum and discard pile, and the set of their cards (each one once: checked)."""
+
+
+def _decode_board(state: game_pb2.SeatState, allowed: frozenset[int]) -> _Board | None:
     seen: set[Card] = set()
     arboretum = _decode_arboretum(state, allowed, seen)
     if arboretum is None:
@@ -776,6 +774,21 @@ def _other_seat(state: game_pb2.SeatState, s: int, allowed: frozenset[int]) -> _
     pile = _decode_pile(state, allowed, seen)
     if pile is None:
         return None
+    return arboretum, pile, frozenset(seen)
+
+
+def _other_seat(state: game_pb2.SeatState, s: int, allowed: frozenset[int]) -> _DecodedSeat | None:
+    key = (s, allowed, state.SerializeToString())
+    found = _OTHER_SEATS.get(key)
+    if found is not None:
+        return found
+    if state.seat != s:
+        return None
+    board = _decode_board(state, allowed)
+    if board is None:
+        return None
+    arboretum, pile, placed = board
+    seen = set(placed)
     hand_size = state.hand_size
     if hand_size > HAND_SIZE + 2 or len(state.known_hand_cards) > hand_size:
         return None
@@ -793,16 +806,13 @@ def _other_seat(state: game_pb2.SeatState, s: int, allowed: frozenset[int]) -> _
     return decoded
 
 
-_OwnBoard = tuple[Arboretum, tuple[Card, ...], frozenset[Card]]
-"""The seat's own arboretum and discard pile, and the set of their cards (each one once)."""
-
-_OWN_BOARDS: dict[tuple[frozenset[int], bytes], _OwnBoard] = {}
+_OWN_BOARDS: dict[tuple[frozenset[int], bytes], _Board] = {}
 """The seat's own arboretum and pile by (species in play, serialized ``SeatState`` without its hand
 size, known cards, clock and faults): its own state changes with every draw, its arboretum and pile
 only with its plays and with draws from its pile."""
 
 
-def _own_board(state: game_pb2.SeatState, allowed: frozenset[int]) -> _OwnBoard | None:
+def _own_board(state: game_pb2.SeatState, allowed: frozenset[int]) -> _Board | None:
     scratch = game_pb2.SeatState()
     scratch.CopyFrom(state)
     scratch.hand_size = scratch.bank_left_ms = scratch.faults = 0
@@ -812,14 +822,9 @@ def _own_board(state: game_pb2.SeatState, allowed: frozenset[int]) -> _OwnBoard 
     found = _OWN_BOARDS.get(key)
     if found is not None:
         return found
-    seen: set[Card] = set()
-    arboretum = _decode_arboretum(state, allowed, seen)
-    if arboretum is None:
+    decoded = _decode_board(state, allowed)
+    if decoded is None:
         return None
-    pile = _decode_pile(state, allowed, seen)
-    if pile is None:
-        return None
-    decoded = (arboretum, pile, frozenset(seen))
     if len(_OWN_BOARDS) >= _SEAT_CACHE_LIMIT:
         _OWN_BOARDS.clear()
     _OWN_BOARDS[key] = decoded
