@@ -91,7 +91,8 @@ def _uint(key: bytes, value: int) -> bytes:
 
 
 # The hot path takes the small varint fields from tables: a call to _uint() is most of what such a
-# field costs. Values from _SMALL on (a long match's decision numbers) go through _uint().
+# field costs. Larger values go through _uint() (decision numbers, which grow through a match, use
+# the varint table).
 _SMALL = 1024
 _UINT1, _UINT2, _UINT3, _UINT4 = (
     tuple(_uint(key, value) for value in range(_SMALL))
@@ -390,7 +391,7 @@ def decision_request(
     sources = _SOURCES
     request = b"".join(
         [
-            _UINT1[number] if number < small else _uint(b"\x08", number),
+            b"\x08" + table[number] if 0 < number < tabled else _uint(b"\x08", number),
             _KIND_FIELDS.get(kind) or b"\x10" + varint(_kind(kind)),
             _UINT3[game_index] if game_index < small else _uint(b"\x18", game_index),
             b"\x22",

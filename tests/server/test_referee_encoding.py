@@ -44,10 +44,11 @@ def _play(seed: int) -> int:
     rng = random.Random(seed)
     players = rng.choice([2, 3, 4])
     match = Match("m", MatchConfig(players=players, match_seed=seed), ["t"] * players)
-    game = _Game(match, rng.randrange(4))
+    # Game indexes and decision numbers on both sides of the encoder's tables' limits.
+    game = _Game(match, rng.choice([0, 1, 3, 1023, 1024, 20000]))
     state = game.state
     cursors = [0] * players
-    number = rng.randrange(1 << 40) if seed % 2 else 0
+    number = [0, 1000, 16_340, rng.randrange(1 << 40)][seed % 4]
     checked = 0
     while not state.is_over:
         seat = state.current_seat
