@@ -292,7 +292,7 @@ class _Game:
             seat=s,
             arboretum=self._arboretum(s),
             discard_pile=state.discard_pile(s),
-            hand_size=state.hand_sizes()[s],
+            hand_size=state.hand_size(s),
             known_hand_cards=state.known_cards(s),
             bank_left_ms=self.clocks[s].bank_left_ms,
             faults=self.faults[s],
@@ -849,15 +849,19 @@ class Match:
         with the events since the stream's last message. ``elapsed``: the ms since it was asked,
         if known (0 when it is asked now), else read from the clock."""
         if elapsed is None:
-            elapsed = max(0, int((self._loop.time() - pending.sent_at) * 1000))
+            elapsed = self._elapsed_ms(pending)
         seat = pending.seat
         clock = (game.clocks[seat].per_decision_ms, pending.bank_before_ms, elapsed)
         since = stream.cursor if stream.cursor_game == game.index else 0
         stream.cursor_game, stream.cursor = game.index, len(game.events)
         return game.request_wire(seat, pending.number, pending.kind, clock, since)
 
+    def _elapsed_ms(self, pending: _Pending) -> int:
+        """Whole milliseconds since ``pending`` was asked."""
+        return max(0, int((self._loop.time() - pending.sent_at) * 1000))
+
     def _pending_message(self, game: _Game, pending: _Pending) -> DecisionPending:
-        elapsed = max(0, int((self._loop.time() - pending.sent_at) * 1000))
+        elapsed = self._elapsed_ms(pending)
         clock = ClockState(
             game.clocks[pending.seat].per_decision_ms, pending.bank_before_ms, elapsed
         )

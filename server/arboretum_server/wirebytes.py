@@ -221,9 +221,7 @@ def seat_head(seat: int, arboretum: bytes, discard_pile: Sequence[Card]) -> byte
     """The first fields of a ``SeatState``: ``seat``, its arboretum (``arboretum`` from
     :func:`arboretum_fields`) and its discard pile."""
     pile = _CARD_3
-    return b"".join(
-        [b"\x08" + varint(seat) if seat else b"", arboretum, *[pile[c] for c in discard_pile]]
-    )
+    return b"".join([_uint(b"\x08", seat), arboretum, *[pile[c] for c in discard_pile]])
 
 
 def known_fields(known_hand_cards: Iterable[Card]) -> bytes:
@@ -236,8 +234,8 @@ def seat_tail(bank_left_ms: int, faults: int, forfeited: bool) -> bytes:
     """The last fields of a ``SeatState``."""
     return b"".join(
         [
-            b"\x30" + varint(bank_left_ms) if bank_left_ms else b"",
-            b"\x38" + varint(faults) if faults else b"",
+            _uint(b"\x30", bank_left_ms),
+            _uint(b"\x38", faults),
             b"\x40\x01" if forfeited else b"",
         ]
     )
@@ -246,7 +244,7 @@ def seat_tail(bank_left_ms: int, faults: int, forfeited: bool) -> bytes:
 def seat_state_field(head: bytes, hand_size: int, known: bytes, tail: bytes) -> bytes:
     """A ``SeatState`` as a ``PublicState.seats`` field, from its parts (:func:`seat_head`,
     :func:`known_fields`, :func:`seat_tail`)."""
-    size = b"\x20" + varint(hand_size) if hand_size else b""
+    size = _UINT4[hand_size] if hand_size < _SMALL else _uint(b"\x20", hand_size)
     body = b"".join([head, size, known, tail])
     return b"\x2a" + varint(len(body)) + body
 
@@ -332,9 +330,9 @@ def clock_field(per_decision_ms: int, bank_left_ms: int, elapsed_ms: int) -> byt
     if encoded is None:
         clock = b"".join(
             [
-                b"\x08" + varint(per_decision_ms) if per_decision_ms else b"",
-                b"\x10" + varint(bank_left_ms) if bank_left_ms else b"",
-                b"\x18" + varint(elapsed_ms) if elapsed_ms else b"",
+                _uint(b"\x08", per_decision_ms),
+                _uint(b"\x10", bank_left_ms),
+                _uint(b"\x18", elapsed_ms),
             ]
         )
         encoded = _field(b"\x32", clock)
