@@ -31,7 +31,14 @@ from .grid import Arboretum
 from .policies import random_decision
 from .replay import REPLAY_FORMAT, REPLAY_VERSION, ReplayRecorder, load_replay, verify_replay
 from .scoring import GameResult, PathScore, SeatScore, SpeciesScore
-from .state import HAND_SIZE, SPECIES_PER_PLAYER_COUNT, GameState, LegalDecisions, derive_game_seed
+from .state import (
+    HAND_SIZE,
+    SPECIES_PER_PLAYER_COUNT,
+    GameState,
+    LegalDecisions,
+    derive_bot_seed,
+    derive_game_seed,
+)
 from .version import ENGINE_VERSION, RULES_VERSION
 from .views import DrawEvent, Event, ForfeitEvent, PlayEvent, SeatView
 
@@ -71,6 +78,7 @@ __all__ = [
     "SeatView",
     "Species",
     "SpeciesScore",
+    "derive_bot_seed",
     "derive_game_seed",
     "determinize",
     "load_replay",

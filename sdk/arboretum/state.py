@@ -36,6 +36,7 @@ __all__ = [
     "SPECIES_PER_PLAYER_COUNT",
     "GameState",
     "LegalDecisions",
+    "derive_bot_seed",
     "derive_game_seed",
 ]
 
@@ -77,6 +78,22 @@ def derive_game_seed(match_seed: int, game_index: int) -> int:
     if game_index < 0:
         raise ConfigError(f"game index must be 0 or more, got {game_index}")
     data = f"arboretum-game:{match_seed}:{game_index}".encode()
+    return int.from_bytes(hashlib.sha256(data).digest()[:8], "big")
+
+
+def derive_bot_seed(game_seed: int, seat: int) -> int:
+    """The seed of ``seat``'s own randomness in the game of seed ``game_seed``: the first 8 bytes
+    of SHA-256 of both.
+
+    The referee sends it to the seat at the game's start, so that a bot that draws all its random
+    numbers from it plays the same game again when the game is re-run. It is one-way: it reveals
+    nothing of the game's seed, hence nothing of the deal, and one seat's bot seed says nothing of
+    another's.
+    """
+    check_seed(game_seed)
+    if type(seat) is not int or seat < 0:
+        raise ConfigError(f"a seat is an integer from 0 up, got {seat!r}")
+    data = f"arboretum-bot:{game_seed}:{seat}".encode()
     return int.from_bytes(hashlib.sha256(data).digest()[:8], "big")
 
 

@@ -20,6 +20,14 @@ The view is the engine's own :class:`~arboretum.SeatView` (``view.legal_decision
 ``view.determinize(rng)`` for search, ...) and the answer is the engine's :class:`~arboretum.Draw`
 or :class:`~arboretum.Play`. A bot never sees a wire message.
 
+**Randomness.** :attr:`Bot.rng` is a :class:`random.Random` that the SDK seeds afresh at every
+game's start from the seat's bot seed (:attr:`GameInfo.bot_seed`, which the referee derives one way
+from the game's seed and the seat). A bot that takes every random number from it plays the same game
+again when the game is re-run (``arena match rerun``). **Compute.** :attr:`Bot.compute` says
+whether to spend a fixed amount of work per decision (``"fixed"``: leagues, for re-runnable
+games) or to keep a wall-clock budget (``"time"``: the default for local play); it comes from the
+environment variable ``ARENA_COMPUTE``.
+
 While ``choose`` runs, :attr:`Bot.clock` holds this decision's :class:`~arboretum_sdk.Clock`
 (``self.clock.remaining()`` is the time left before a timeout), :attr:`Bot.events` the game's public
 history as this seat saw it, and :attr:`Bot.match` / :attr:`Bot.game` what the referee said at the
@@ -29,12 +37,32 @@ match's and the game's start. The ``on_*`` hooks are optional.
 from __future__ import annotations
 
 import logging
+import os
+import random
+from typing import Literal
 
 from arboretum import Decision, DecisionKind, Draw, Event, GameResult, Play, SeatView
 
 from .info import Clock, FaultNotice, GameEnd, GameInfo, MatchEnd, MatchInfo
 
-__all__ = ["Bot"]
+__all__ = ["COMPUTE_ENV", "Bot", "Compute", "compute_mode"]
+
+Compute = Literal["fixed", "time"]
+COMPUTE_ENV = "ARENA_COMPUTE"
+"""The environment variable that chooses :attr:`Bot.compute` (``fixed`` or ``time``)."""
+
+
+def compute_mode() -> Compute:
+    """The compute mode the environment asks for: ``ARENA_COMPUTE``, ``time`` when unset.
+
+    Raises ``ValueError`` naming the variable when it holds anything else.
+    """
+    value = os.environ.get(COMPUTE_ENV, "").strip().lower() or "time"
+    if value == "fixed":
+        return "fixed"
+    if value == "time":
+        return "time"
+    raise ValueError(f"{COMPUTE_ENV} must be 'fixed' or 'time', got {value!r}")
 
 
 class Bot:
@@ -53,6 +81,25 @@ class Bot:
     """The game in progress (its setup; ``game.view`` is the view at the game's start)."""
     events: tuple[Event, ...] = ()
     """The public events of the game in progress so far, as this seat saw them, oldest first."""
+    rng: random.Random
+    """This game's random generator: seeded from :attr:`GameInfo.bot_seed` at every game's start,
+    before :meth:`on_game_start` (before the first game, an unseeded one). Keep a generator of your
+    own under another name: the SDK replaces this one at each game."""
+
+    def __getattr__(self, name: str) -> object:
+        # Only reached when normal lookup fails: ``rng`` before the first game starts.
+        if name == "rng":
+            rng = random.Random()
+            self.rng = rng
+            return rng
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def compute(self) -> Compute:
+        """``"fixed"``: spend a fixed amount of work per decision, so that a re-run game takes the
+        same decisions (leagues run bots this way by default); ``"time"``: keep a wall-clock budget
+        (local play). From the environment variable ``ARENA_COMPUTE``."""
+        return compute_mode()
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)

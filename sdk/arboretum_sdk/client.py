@@ -39,6 +39,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
+import random
 import time
 import traceback
 from collections.abc import Coroutine
@@ -323,6 +324,7 @@ def _handle(
             bot.game = game
             bot.events = tuple(session.history)
             if not same_game:
+                bot.rng = random.Random(game.bot_seed)
                 logger.info("%sgame %d starts", session.prefix, game.game_index)
                 _hook(bot.on_game_start, game, session)
         elif which == "decision_request":

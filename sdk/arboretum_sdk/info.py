@@ -133,6 +133,10 @@ class GameInfo:
     events: tuple[Event, ...] = ()
     """On a resumed game, every event so far as this seat saw it; empty at a fresh start."""
     resumed: bool = False
+    bot_seed: int = 0
+    """This seat's own seed for the game, from the referee (``arboretum.derive_bot_seed`` of the
+    game's seed and the seat): one-way, so it reveals nothing of the deal. :attr:`Bot.rng` is
+    seeded from it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,9 +7,10 @@ runner) is the real thing.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 
-from arboretum import Event, GameResult, GameState
+from arboretum import Event, GameResult, GameState, derive_bot_seed
 
 from .bot import Bot
 from .info import Clock, FaultPolicy, GameInfo, TimeControl
@@ -49,7 +50,9 @@ def play_game(
             time_control=tc,
             fault_policy=FaultPolicy(),
             view=state.view(seat),
+            bot_seed=derive_bot_seed(seed, seat),
         )
+        bot.rng = random.Random(bot.game.bot_seed)
         bot.on_game_start(bot.game)
     while not state.is_over:
         seat = state.current_seat

@@ -1422,6 +1422,7 @@ def game_start_from_pb(
         view=view,
         events=events,
         resumed=pb.resumed,
+        bot_seed=pb.bot_seed,
     )
     return info, decoder
 

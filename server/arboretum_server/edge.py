@@ -256,6 +256,7 @@ def referee_message(message: object) -> bot_pb2.RefereeMessage:
                 view=view_to_pb(message.view),
                 events=events_to_pb(message.events),
                 resumed=message.resumed,
+                bot_seed=message.bot_seed,
             )
         )
     elif isinstance(message, GameEnd):

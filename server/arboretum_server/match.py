@@ -54,6 +54,7 @@ from arboretum import (
     Play,
     ReplayRecorder,
     Species,
+    derive_bot_seed,
     derive_game_seed,
 )
 
@@ -594,7 +595,14 @@ class Match:
         if game is not None:
             stream.cursor_game, stream.cursor = game.index, len(game.events)
             stream.send(
-                GameStart(game.setup, seat, game.view(seat), game.events_for(seat), resumed=True)
+                GameStart(
+                    game.setup,
+                    seat,
+                    game.view(seat),
+                    game.events_for(seat),
+                    resumed=True,
+                    bot_seed=derive_bot_seed(game.seed, seat),
+                )
             )
             pending = game.pending
             if pending is not None and pending.seat == seat and not pending.future.done():
@@ -778,7 +786,9 @@ class Match:
             stream = session.stream
             if stream is not None:
                 stream.cursor_game, stream.cursor = index, 0
-                stream.send(GameStart(game.setup, session.seat, game.view(session.seat), (), False))
+                seat = session.seat
+                seed = derive_bot_seed(game.seed, seat)
+                stream.send(GameStart(game.setup, seat, game.view(seat), (), False, seed))
         self._publish(WatchGameStart(game.setup, game.board(), (), False))
         state = game.state
         while not state.is_over:

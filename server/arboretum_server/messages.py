@@ -196,6 +196,8 @@ class GameStart:
     view: View
     events: tuple[LoggedEvent, ...]
     resumed: bool
+    bot_seed: int
+    """The seat's own seed for this game (``arboretum.derive_bot_seed``)."""
 
 
 @dataclass(frozen=True, slots=True)

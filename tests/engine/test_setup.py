@@ -14,6 +14,7 @@ from arboretum import (
     DecisionKind,
     GameState,
     Species,
+    derive_bot_seed,
     derive_game_seed,
 )
 
@@ -116,6 +117,21 @@ def test_derive_game_seed_is_deterministic_and_differs_per_index() -> None:
             assert derive_game_seed(match_seed, index) == int.from_bytes(digest[:8], "big")
     # A derived seed is a valid game seed.
     GameState.new(4, derive_game_seed(2**64 - 1, 7))
+
+
+def test_derive_bot_seed_is_one_way_per_seat() -> None:
+    game_seed = derive_game_seed(42, 0)
+    seeds = [derive_bot_seed(game_seed, seat) for seat in range(4)]
+    assert len(set(seeds)) == 4 and game_seed not in seeds
+    for seat in range(4):
+        digest = hashlib.sha256(f"arboretum-bot:{game_seed}:{seat}".encode()).digest()
+        assert seeds[seat] == int.from_bytes(digest[:8], "big")
+    assert derive_bot_seed(game_seed + 1, 0) != seeds[0]
+    for bad_seat in (-1, 1.0):
+        with pytest.raises(ConfigError, match="seat"):
+            derive_bot_seed(game_seed, bad_seat)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="seed"):
+        derive_bot_seed(-1, 0)
 
 
 @pytest.mark.parametrize(

@@ -123,3 +123,51 @@ def test_clock_arithmetic() -> None:
     assert clock.free_ms == 800
     assert clock.deadline == pytest.approx(101.3)
     assert Clock(100, 0, 400).limit_ms == 0
+
+
+def test_rng_is_seeded_per_game_from_the_bot_seed() -> None:
+    class Sampler(Bot):
+        def __init__(self) -> None:
+            self.draws: list[float] = []
+
+        def choose(self, view: SeatView) -> Decision:
+            self.draws.append(self.rng.random())
+            legal = view.legal_decisions()
+            return legal[self.rng.randrange(len(legal))]
+
+    def play(seed: int) -> tuple[list[float], list[float]]:
+        bots = [Sampler(), Sampler()]
+        play_game(bots, seed)
+        return bots[0].draws, bots[1].draws
+
+    first = play(11)
+    assert play(11) == first  # the same game, the same random numbers
+    assert first[0][:5] != first[1][:5]  # each seat has its own seed
+    assert play(12)[0][:5] != first[0][:5]
+
+
+def test_rng_exists_before_the_first_game() -> None:
+    bot = SplitBot()
+    assert isinstance(bot.rng, random.Random)
+    assert bot.rng is bot.rng
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        bot.nothing  # type: ignore[attr-defined]  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    ("value", "mode"), [(None, "time"), ("", "time"), ("time", "time"), ("FIXED", "fixed")]
+)
+def test_compute_mode_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, value: str | None, mode: str
+) -> None:
+    if value is None:
+        monkeypatch.delenv("ARENA_COMPUTE", raising=False)
+    else:
+        monkeypatch.setenv("ARENA_COMPUTE", value)
+    assert SplitBot().compute == mode
+
+
+def test_a_bad_compute_mode_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ARENA_COMPUTE", "fast")
+    with pytest.raises(ValueError, match="ARENA_COMPUTE must be 'fixed' or 'time', got 'fast'"):
+        SplitBot().compute  # noqa: B018

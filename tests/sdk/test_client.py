@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -21,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from arboretum import DECK, Decision, Draw, GameResult, SeatView
+from arboretum import DECK, Decision, Draw, GameResult, SeatView, derive_bot_seed
 from arboretum_sdk import (
     Bot,
     BotCrashed,
@@ -215,6 +216,8 @@ class Recorder(GreedyBot):
         self.event_counts: list[int] = []
         self.faults: list[FaultNotice] = []
         self.results: list[GameResult] = []
+        self.seeds: list[tuple[int, float]] = []
+        self.revealed: list[int] = []
 
     def choose(self, view: SeatView) -> Decision:
         assert self.clock is not None and self.match is not None and self.game is not None
@@ -227,9 +230,11 @@ class Recorder(GreedyBot):
 
     def on_game_start(self, info: GameInfo) -> None:
         self.log_.append(f"game_start {info.game_index} {info.resumed}")
+        self.seeds.append((info.bot_seed, self.rng.random()))
 
     def on_game_end(self, result: GameResult, info: GameEnd) -> None:
         self.results.append(result)
+        self.revealed.append(derive_bot_seed(info.seed, self.game.seat if self.game else -1))
         self.log_.append(f"game_end {info.game_index}")
 
     def on_match_end(self, info: MatchEnd) -> None:
@@ -278,6 +283,13 @@ def test_hooks_clock_and_events(referee: Any) -> None:
     assert rec.event_counts[0] == 0 and max(rec.event_counts) > 50
     assert len(rec.results) == 2 and len(rec.results[0].seats) == 3
     assert rec.faults == []
+    # Each game's bot seed is the one derived from the game's (revealed) seed and the seat, and
+    # Bot.rng was seeded from it before on_game_start.
+    assert [seed for seed, _ in rec.seeds] == rec.revealed
+    assert len(set(rec.revealed)) == 2
+    assert [first for _, first in rec.seeds] == [
+        random.Random(seed).random() for seed in rec.revealed
+    ]
 
 
 class Raiser(Bot):

@@ -63,18 +63,20 @@ class MatchStart(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., player_count: _Optional[int] = ..., game_count: _Optional[int] = ..., seat_names: _Optional[_Iterable[str]] = ..., time_control: _Optional[_Union[_common_pb2.TimeControl, _Mapping]] = ..., fault_policy: _Optional[_Union[_common_pb2.FaultPolicy, _Mapping]] = ..., resumed: _Optional[bool] = ...) -> None: ...
 
 class GameStart(_message.Message):
-    __slots__ = ("setup", "seat", "view", "events", "resumed")
+    __slots__ = ("setup", "seat", "view", "events", "resumed", "bot_seed")
     SETUP_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     VIEW_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     RESUMED_FIELD_NUMBER: _ClassVar[int]
+    BOT_SEED_FIELD_NUMBER: _ClassVar[int]
     setup: _game_pb2.GameSetup
     seat: int
     view: _game_pb2.SeatView
     events: _containers.RepeatedCompositeFieldContainer[_game_pb2.Event]
     resumed: bool
-    def __init__(self, setup: _Optional[_Union[_game_pb2.GameSetup, _Mapping]] = ..., seat: _Optional[int] = ..., view: _Optional[_Union[_game_pb2.SeatView, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_game_pb2.Event, _Mapping]]] = ..., resumed: _Optional[bool] = ...) -> None: ...
+    bot_seed: int
+    def __init__(self, setup: _Optional[_Union[_game_pb2.GameSetup, _Mapping]] = ..., seat: _Optional[int] = ..., view: _Optional[_Union[_game_pb2.SeatView, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_game_pb2.Event, _Mapping]]] = ..., resumed: _Optional[bool] = ..., bot_seed: _Optional[int] = ...) -> None: ...
 
 class DecisionRequest(_message.Message):
     __slots__ = ("decision_number", "kind", "game_index", "view", "events", "clock", "discard_required", "legal_sources", "legal_cells")
