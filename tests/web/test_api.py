@@ -287,7 +287,7 @@ def test_replay_seat_view_of_a_game_in_progress_needs_its_author(
     assert good["hands"][seat] == stored["hands"][seat]
     assert all(c is None for s, h in enumerate(good["hands"]) if s != seat for c in h)
     assert good["deck"] is None and good["seed"] is None
-    assert good["view"]["owned_seats"] == [seat]
+    assert good["view"]["owned_seats"] == [i for i, o in enumerate(owners) if o == owner]
 
 
 def test_faults_are_private(client: Any, r: redis.Redis, demo: DemoData) -> None:

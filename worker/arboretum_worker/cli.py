@@ -57,7 +57,10 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         parents=[common],
         help="create a league",
         description="Create a round-robin league. Every combination of PLAYERS bots plays "
-        "GAMES-PER-PAIRING deals, each deal in every seat rotation (one match per game).",
+        "GAMES-PER-PAIRING deals, each deal in every rotation of one cyclic seat order (one match "
+        "per game). Deal d takes cyclic order d mod (PLAYERS-1)!, so over every 2 deals (3 "
+        "players) or 6 deals (4 players) each bot sits directly before each other bot equally "
+        "often (docs/league.md).",
     )
     p.add_argument("name", metavar="NAME")
     p.add_argument(
@@ -68,7 +71,14 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         help="bot names (latest version), NAME@VERSION-PREFIX, or version ids",
     )
     p.add_argument("--players", type=int, choices=(2, 3, 4), default=2)
-    p.add_argument("--games-per-pairing", type=argtypes.positive, default=1, metavar="N")
+    p.add_argument(
+        "--games-per-pairing",
+        type=argtypes.positive,
+        default=1,
+        metavar="N",
+        help="deals per combination of bots (default 1); with 3 or 4 players use a multiple of "
+        "2 or 6 to balance who sits before whom",
+    )
     p.add_argument("--per-decision-ms", type=argtypes.positive, default=1000, metavar="MS")
     p.add_argument("--bank-ms", type=argtypes.non_negative, default=10_000, metavar="MS")
     p.add_argument("--faults-to-forfeit", type=argtypes.positive, default=3, metavar="N")
@@ -165,9 +175,12 @@ def _fail(message: str) -> int:
 
 
 def _league_name(r: Any, name: str | None) -> str | None:
+    """The league asked for (SystemExit naming it if there is none), else the newest one."""
     from . import store
 
     if name:
+        if store.get_league(r, name) is None:
+            raise SystemExit(f"arena: no league named {name!r}")
         return name
     leagues = [store.get_league(r, n) for n in store.list_leagues(r)]
     found = [lg for lg in leagues if lg is not None]
@@ -212,9 +225,14 @@ def cmd_worker(args: argparse.Namespace) -> int:
     return 0
 
 
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def cmd_league_create(args: argparse.Namespace) -> int:
     from . import store
     from .league import LeagueError, create_league
+    from .schedule import block_deals
 
     r = _redis(args)
     try:
@@ -239,6 +257,13 @@ def cmd_league_create(args: argparse.Namespace) -> int:
     )
     for vid in ls.bots:
         print(f"  {_version_label(r, vid)}")
+    block = block_deals(ls.players)
+    if ls.games_per_pairing % block:
+        print(
+            f"note: {ls.players}-player seat orders are balanced over blocks of {block} deals; "
+            f"{_plural(ls.games_per_pairing, 'deal')} leave a partial block, so some bots sit "
+            f"directly before others more often (use a multiple of {block})"
+        )
     print(f"run it with: arena league run {league.name}")
     return 0
 

@@ -7,18 +7,37 @@ P-subsets in which every pair of bots meets the same number of times (lambda), f
 cyclic design (see :func:`design`). Two-player leagues always play every pair: that is the
 only balanced set.
 
+**The league's order.** The bots are sorted by version id and then put in an order drawn from
+the league seed (:func:`league_order`: position i of the sorted list is ranked by
+``sha256("arboretum-order:{league seed}:{i}")``). The order depends on the seed and on how many
+bots there are, never on a name, an id or a file's contents: nothing an author controls places a
+bot next to another, or (above 200 combinations) in one block of the design rather than another.
+
 **Deals and seats.** Each combination plays ``games_per_pairing`` = N deals, and each deal in
-all P cyclic seat rotations: N * P games per combination. Rotation r seats the combination's
-bot ``(s + r) mod P`` in seat s, so every bot sits in every seat once per deal.
+all P rotations of one cyclic seat order (:func:`seating`): N * P games per combination. With the
+combination's bots in league order b_0 .. b_(P-1), deal d takes the cyclic order number
+``d mod (P-1)!`` of :func:`cyclic_orders` (b_0 first, the other bots in each of their (P-1)!
+orders), and rotation r seats that order's bot ``(s + r) mod P`` in seat s. So:
+
+- every bot sits in every seat once per deal;
+- over every block of (P-1)! consecutive deals (1, 2 and 6 deals for 2, 3 and 4 players), every
+  ordered pair "X sits directly before Y" (Y moves right after X, and may take X's discard first)
+  occurs equally often, P (P-2)! times, and equally often at every seat. The P rotations of one
+  cyclic order keep its neighbours; the (P-1)! orders give each bot each neighbour.
+
+When N is not a multiple of (P-1)! the last, partial block plays only some of the orders (the
+first ones, in the league order), so a few neighbours meet once more than the others;
+``league create`` says so.
 
 **A match is one game**: one deal in one rotation, played by fresh bot processes. So a bot
 process never sees a deal before it plays it: the same deal in another rotation is always
 another match, with other processes. The P matches of one deal share the match seed (the deal
 is ``derive_game_seed(match_seed, 0)``); their ids differ.
 
-**Ids and seeds are deterministic.** The bots are sorted first, so the schedule depends on the
-set of bots only. ``match_id = sha256("arboretum-match:{league}:{bots of the combination,
-'/'-joined}:{deal}:{rotation}")``, first 20 hex digits; ``seed = first 8 bytes of
+**Ids and seeds are deterministic.** The schedule depends on the set of bots and the league
+seed only (not on the order the bots are listed in).
+``match_id = sha256("arboretum-match:{league}:{sorted ids of the combination, '/'-joined}:{deal}:
+{rotation}")``, first 20 hex digits; ``seed = first 8 bytes of
 sha256("arboretum-deal:{league seed}:{combination}:{deal}")``. Raising N later keeps the ids and
 seeds of the deals already scheduled.
 
@@ -44,11 +63,15 @@ __all__ = [
     "Design",
     "MatchSpec",
     "ScheduleError",
+    "block_deals",
+    "cyclic_orders",
     "deal_seed",
     "design",
+    "league_order",
     "match_id",
     "pair_counts",
     "round_robin",
+    "seating",
 ]
 
 MAX_FULL_COMBINATIONS = 200
@@ -73,7 +96,7 @@ class MatchSpec:
     seats: tuple[str, ...]
     """Version ids in seat order (seat 0 moves first)."""
     combination: tuple[str, ...]
-    """The combination's version ids, sorted; seats is its rotation by ``rotation``."""
+    """The combination's version ids, sorted (they name its matches and deals)."""
     deal: int
     rotation: int
     seed: int
@@ -282,6 +305,42 @@ def deal_seed(league_seed: int, combination: Sequence[str], deal: int) -> int:
     return int.from_bytes(_digest(text)[:8], "big")
 
 
+def league_order(bots: Sequence[str], seed: int) -> list[str]:
+    """The league's bots in the order the league seed draws: the sorted ids, permuted by a
+    permutation that depends only on the seed and the number of bots."""
+    ordered = sorted(bots)
+    ranks = sorted(range(len(ordered)), key=lambda i: _digest(f"arboretum-order:{seed}:{i}"))
+    return [ordered[i] for i in ranks]
+
+
+def block_deals(players: int) -> int:
+    """Deals in one balanced block of seat orders: (P-1)!, the number of cyclic orders."""
+    return math.factorial(players - 1)
+
+
+@functools.lru_cache(maxsize=8)
+def cyclic_orders(players: int) -> tuple[tuple[int, ...], ...]:
+    """The (P-1)! cyclic orders of positions 0..P-1, each starting at 0, in lexicographic order."""
+    return tuple((0, *rest) for rest in itertools.permutations(range(1, players)))
+
+
+def seating(order: Sequence[str], deal: int, rotation: int) -> tuple[str, ...]:
+    """The seats of one game: deal ``deal`` of a combination, in rotation ``rotation``.
+
+    ``order`` is the combination's bots in league order (:func:`league_order`). The deal takes
+    cyclic order ``deal mod (P-1)!`` of :func:`cyclic_orders`; seat s gets that order's bot
+    ``(s + rotation) mod P``. This is the league's one seating rule (see the module doc).
+    """
+    players = len(order)
+    if not 0 <= rotation < players:
+        raise ScheduleError(f"rotation {rotation} is not one of 0..{players - 1}")
+    if deal < 0:
+        raise ScheduleError(f"deal {deal} is negative")
+    orders = cyclic_orders(players)
+    cycle = [order[i] for i in orders[deal % len(orders)]]
+    return tuple(cycle[(s + rotation) % players] for s in range(players))
+
+
 def round_robin(
     league: str,
     bots: Sequence[str],
@@ -298,16 +357,17 @@ def round_robin(
         raise ScheduleError("each bot may appear once in a league")
     if not 0 <= seed < 1 << 64:
         raise ScheduleError("the league seed is an integer from 0 to 2**64-1")
-    ordered = sorted(bots)
-    if len(ordered) < players:
-        raise ScheduleError(f"{len(ordered)} bots cannot fill {players} seats")
+    if len(bots) < players:
+        raise ScheduleError(f"{len(bots)} bots cannot fill {players} seats")
+    ordered = league_order(bots, seed)
     d = design(len(ordered), players)
-    combos = [tuple(ordered[i] for i in block) for block in d.blocks]
+    orders = [tuple(ordered[i] for i in block) for block in d.blocks]
+    combos = [(order, tuple(sorted(order))) for order in orders]
     specs = []
     for deal in range(games_per_pairing):
         for rotation in range(players):
-            for combo in combos:
-                seats = tuple(combo[(s + rotation) % players] for s in range(players))
+            for order, combo in combos:
+                seats = seating(order, deal, rotation)
                 specs.append(
                     MatchSpec(
                         match_id=match_id(league, combo, deal, rotation),
