@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import sys
 from pathlib import Path
 from typing import Any
+
+from .clitools import UsageError, fail
 
 __all__ = ["register"]
 
@@ -69,7 +70,7 @@ def register(bot_subparsers: Any) -> None:
         help="stop (status 3) when the bot raises; by default the decision is left unanswered "
         "and times out, and the bot plays on",
     )
-    p.set_defaults(handler=cmd_run)
+    p.set_defaults(handler=cmd_run, log_level="info")
 
     p = bot_subparsers.add_parser("list", help="list the built-in bots")
     p.set_defaults(handler=cmd_list)
@@ -103,8 +104,7 @@ def _token(args: argparse.Namespace) -> str | None:
         try:
             return args.token_file.read_text(encoding="utf-8").strip() or None
         except OSError as exc:
-            print(f"arena bot run: cannot read the token file: {exc}", file=sys.stderr)
-            return None
+            raise UsageError(f"cannot read the token file: {exc}") from None
     if args.token:
         return str(args.token)
     return os.environ.get(TOKEN_ENV) or None
@@ -117,16 +117,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     token = _token(args)
     if token is None:
-        print(
-            f"arena bot run: no token; give --token-file FILE, --token T or set {TOKEN_ENV}",
-            file=sys.stderr,
+        return fail(
+            f"no seat token; give --token-file FILE, --token T or set {TOKEN_ENV}", EXIT_USAGE
         )
-        return EXIT_USAGE
     try:
         bot = load_bot(args.bot)
     except BotLoadError as exc:
-        print(f"arena bot run: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return fail(str(exc), EXIT_USAGE)
     if args.name:
         bot.name = args.name
     try:
@@ -139,11 +136,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             exit_on_error=args.exit_on_error,
         )
     except BotCrashed as exc:
-        print(f"arena bot run: {exc}", file=sys.stderr)
-        return EXIT_BOT_CRASHED
+        return fail(str(exc), EXIT_BOT_CRASHED)
     except ClientError as exc:
-        print(f"arena bot run: {exc}", file=sys.stderr)
-        return EXIT_CLIENT
+        return fail(str(exc), EXIT_CLIENT)
     logging.getLogger(__name__).info("match ended: %s", end.status.value)
     return EXIT_OK
 
@@ -161,13 +156,11 @@ def cmd_submit(args: argparse.Namespace) -> int:
         try:
             from arboretum_worker.cli import cmd_bot_submit
         except ImportError:
-            print(
-                "arena bot submit: give --server URL (the league's web server) and your author "
-                "token; submitting straight to Redis needs the league (pip install "
-                "arboretum-league)",
-                file=sys.stderr,
+            return fail(
+                "give --server URL (the league's web server) and your author token; submitting "
+                "straight to Redis needs the league (pip install arboretum-league)",
+                EXIT_USAGE,
             )
-            return EXIT_USAGE
         return int(cmd_bot_submit(args))
     from .submit import SubmitError, submit_bot
 
@@ -176,21 +169,16 @@ def cmd_submit(args: argparse.Namespace) -> int:
         try:
             token = args.token_file.read_text(encoding="utf-8").strip()
         except OSError as exc:
-            print(f"arena bot submit: cannot read the token file: {exc}", file=sys.stderr)
-            return EXIT_USAGE
+            return fail(f"cannot read the token file: {exc}", EXIT_USAGE)
     token = token or os.environ.get(AUTHOR_TOKEN_ENV)
     if not token:
-        print(
-            f"arena bot submit: no author token; give --token, --token-file or set "
-            f"{AUTHOR_TOKEN_ENV}",
-            file=sys.stderr,
+        return fail(
+            f"no author token; give --token, --token-file or set {AUTHOR_TOKEN_ENV}", EXIT_USAGE
         )
-        return EXIT_USAGE
     try:
         done = submit_bot(args.server, token, args.name, args.path)
     except SubmitError as exc:
-        print(f"arena bot submit: {exc}", file=sys.stderr)
-        return EXIT_CLIENT
+        return fail(str(exc), EXIT_CLIENT)
     state = "new version" if done.created else "already submitted as version"
     print(f"bot {done.bot}: {state} {done.version[:12]} ({done.version})\n{done.url}")
     return EXIT_OK

@@ -17,7 +17,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import argtypes, grpc_setup
+from . import argtypes, clitools, grpc_setup
+from .clitools import ArenaParser, UserError
 
 __all__ = ["main"]
 
@@ -36,6 +37,7 @@ PLUGINS: list[tuple[str, str, dict[str, str]]] = [
         "arboretum_worker.cli",
         "arboretum-league",
         {
+            "demo": "the main demo: a league of the built-in bots on this machine",
             "worker": "run a league worker (rq)",
             "league": "create, run and follow leagues",
             "leaderboard": "print the standings",
@@ -48,26 +50,13 @@ PLUGINS: list[tuple[str, str, dict[str, str]]] = [
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    import secrets
+
     from .simulate import simulate
 
-    summary = simulate(args.players, args.games, args.seed, args.replays)
+    seed = args.seed if args.seed is not None else secrets.randbits(64)
+    summary = simulate(args.players, args.games, seed, args.replays)
     print(summary.format())
-    return 0
-
-
-def cmd_demo(args: argparse.Namespace) -> int:
-    if importlib.util.find_spec("arboretum_worker") is not None:
-        # With the league installed, the demo is a whole league: Redis, referee, workers.
-        from arboretum_worker.demo import main as league_demo
-
-        return int(league_demo(args))
-    from .simulate import simulate
-
-    print("Arboretum Arena demo: random-policy games played in-process by the rules engine.\n")
-    summary = simulate(args.players, args.games, args.seed, args.replays, match_id="demo")
-    print(summary.format())
-    if summary.replays:
-        print(f"\nCheck them with: arena replay verify {args.replays}/*.json")
     return 0
 
 
@@ -80,13 +69,14 @@ def cmd_replay_verify(args: argparse.Namespace) -> int:
             result = verify_replay(load_replay(path))
         except ReplayError as exc:
             failures += 1
-            print(f"FAIL {path}: {exc}")
+            clitools.say_error(f"{path}: {exc}")
             continue
         totals = " ".join(str(t) for t in result.totals)
         print(f"ok   {path}: totals {totals}, winners {list(result.winners)}")
     if failures:
-        print(f"{failures} of {len(args.files)} replays failed verification", file=sys.stderr)
-        return 1
+        raise UserError(
+            f"{failures} of {clitools.plural(len(args.files), 'replay')} failed verification"
+        )
     return 0
 
 
@@ -98,36 +88,51 @@ def cmd_replay_show(args: argparse.Namespace) -> int:
     try:
         print(render_replay(load_replay(args.file)))
     except ReplayError as exc:
-        print(f"error: {args.file}: {exc}", file=sys.stderr)
-        return 1
+        raise UserError(f"{args.file}: {exc}") from None
     return 0
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    from arboretum import ENGINE_VERSION, REPLAY_VERSION, RULES_VERSION
+
+    try:
+        sdk = metadata.version("arboretum-sdk")
+    except metadata.PackageNotFoundError:  # run from a source tree without installing
+        sdk = "unknown"
+    return (
+        f"arena {sdk} (engine {ENGINE_VERSION}, rules {RULES_VERSION}, "
+        f"replay format {REPLAY_VERSION}, Python {sys.version.split()[0]})"
+    )
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, looked up only when asked for (every bot process parses a command line)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=argparse.SUPPRESS, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(_version())
+        parser.exit()
 
 
 def build_parser(plugins: bool = True) -> argparse.ArgumentParser:
     """The whole command tree. With ``plugins=False`` only the SDK's own commands are there."""
-    parser = argparse.ArgumentParser(
+    parser = ArenaParser(
         prog="arena",
         description="Arboretum Arena: the rules engine, bots, referee and league.",
+        epilog="Every command has its own --help. Errors are one line starting 'arena: '; the "
+        "exit status is 2 for a usage error and 1 for a failure.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
+    parser.add_argument(
+        "--version", action=_VersionAction, help="print the versions of arena and its engine"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     groups: dict[str, Any] = {}
-
-    if plugins and importlib.util.find_spec("arboretum_worker") is not None:
-        from arboretum_worker.demo import add_arguments as league_demo_arguments
-
-        p = sub.add_parser("demo", help="the main demo: a league of the built-in bots")
-        league_demo_arguments(p)
-    else:
-        p = sub.add_parser("demo", help="the main demo (without the league: a simulation)")
-        p.add_argument("--players", type=argtypes.players, default=2)
-        p.add_argument("--games", type=argtypes.positive, default=200)
-        p.add_argument("--seed", type=argtypes.seed, default=2026)
-        p.add_argument(
-            "--replays", type=Path, default=Path("replays/demo"), help="where replays go"
-        )
-    p.set_defaults(handler=cmd_demo)
 
     p = sub.add_parser(
         "simulate",
@@ -135,10 +140,14 @@ def build_parser(plugins: bool = True) -> argparse.ArgumentParser:
         description="Play N games in-process with the built-in random policy, write their replays "
         "and print a summary. Game i uses the seed derived from --seed and i.",
     )
-    p.add_argument("--players", type=argtypes.players, required=True, help="2, 3 or 4")
-    p.add_argument("--games", type=argtypes.positive, required=True, help="number of games")
-    p.add_argument("--seed", type=argtypes.seed, default=0, help="match seed (default 0)")
-    p.add_argument("--replays", type=Path, help="directory for the replay files (optional)")
+    clitools.add_players(p, required=True)
+    p.add_argument(
+        "--games", type=argtypes.positive, required=True, metavar="N", help="number of games"
+    )
+    clitools.add_seed(p)
+    p.add_argument(
+        "--replays", type=Path, metavar="DIR", help="directory for the replay files (optional)"
+    )
     p.set_defaults(handler=cmd_simulate)
 
     replay = sub.add_parser("replay", help="verify or show replay files")
@@ -150,10 +159,10 @@ def build_parser(plugins: bool = True) -> argparse.ArgumentParser:
         description="Re-play each file through the rules engine. Fails, naming the step, on any "
         "illegal step or any recorded card, hand or score that differs.",
     )
-    p.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    p.add_argument("files", nargs="+", type=Path, metavar="FILE", help="replay files (JSON)")
     p.set_defaults(handler=cmd_replay_verify)
     p = replay_sub.add_parser("show", help="print a replay turn by turn")
-    p.add_argument("file", type=Path, metavar="FILE")
+    p.add_argument("file", type=Path, metavar="FILE", help="a replay file (JSON)")
     p.set_defaults(handler=cmd_replay_show)
 
     bot = sub.add_parser("bot", help="run or submit bots")
@@ -178,10 +187,8 @@ def build_parser(plugins: bool = True) -> argparse.ArgumentParser:
 
 
 def _register_sdk_bot_commands(bot_sub: Any) -> None:
-    try:
-        from . import botcli
-    except ImportError:
-        return
+    from . import botcli
+
     botcli.register(bot_sub)
 
 
@@ -192,18 +199,21 @@ def _register_missing(
     target = groups[words[0]] if len(words) > 1 else sub
     name = words[-1]
     why = f"the {missing!r} module is missing" if missing else f"{dist} is not installed"
-    p = target.add_parser(name, help=f"{help_text} (needs {dist})", add_help=False)
-    p.add_argument("rest", nargs=argparse.REMAINDER)
+    p = target.add_parser(
+        name, help=f"{help_text} (needs {dist})", add_help=False, accept_extras=True
+    )
+    hint = MISSING_HINTS.get(path, "")
 
     def handler(_: argparse.Namespace) -> int:
-        print(
-            f"arena {path}: {why}. Install it with: pip install {dist}\n"
-            f"(from a clone of the repository: pip install -e {_dist_dir(dist)})",
-            file=sys.stderr,
+        raise clitools.UsageError(
+            f"arena {path} needs {dist}: {why}. Install it with: pip install {dist} (from a "
+            f"clone of the repository: pip install -e ./{_dist_dir(dist)}){hint}"
         )
-        return 2
 
     p.set_defaults(handler=handler)
+
+
+MISSING_HINTS = {"demo": ". With the SDK alone, arena simulate plays games in-process"}
 
 
 def _dist_dir(dist: str) -> str:
@@ -229,17 +239,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv = sys.argv[1:]
     parser = build_parser(plugins=needs_plugins(argv))
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    _configure_logging(args)
     try:
         return int(args.handler(args))
+    except UserError as exc:
+        return clitools.fail(str(exc), exc.status)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+
+
+def _configure_logging(args: argparse.Namespace) -> None:
+    """Warnings and errors only, unless the command is a long-running server (``log_level``
+    ``"info"``: ``serve``, ``worker``, ``web``, ``bot run``) or ``--verbose`` is given."""
+    if args.verbose:
+        level = logging.DEBUG
+    else:
+        level = logging.INFO if getattr(args, "log_level", None) == "info" else logging.WARNING
+    stamped = level < logging.WARNING
+    logging.basicConfig(
+        level=level,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        if stamped
+        else "arena: %(levelname)s: %(name)s: %(message)s",
+    )
 
 
 if __name__ == "__main__":

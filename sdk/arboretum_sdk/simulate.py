@@ -10,12 +10,15 @@ from pathlib import Path
 
 from arboretum import GameState, ReplayRecorder, derive_game_seed, random_decision
 
+from .clitools import output_dir, plural
+
 __all__ = ["SimulationSummary", "simulate"]
 
 
 @dataclass
 class SimulationSummary:
     players: int
+    seed: int = 0
     games: int = 0
     wins: list[float] = field(default_factory=list)
     """Per seat; a shared game gives each winner an equal part of one win."""
@@ -29,8 +32,9 @@ class SimulationSummary:
     def format(self) -> str:
         games = max(self.games, 1)
         lines = [
-            f"{self.games} games, {self.players} players, random policy "
-            f"({self.seconds:.2f} s, {self.games / max(self.seconds, 1e-9):.0f} games/s)",
+            f"{plural(self.games, 'game')}, {self.players} players, random policy, "
+            f"seed {self.seed} ({self.seconds:.2f} s, "
+            f"{self.games / max(self.seconds, 1e-9):.0f} games/s)",
             f"mean turns per game: {self.turns / max(self.games, 1):.1f}; "
             f"decisions: {self.decisions}; shared games: {self.shared_games}",
             "",
@@ -42,7 +46,10 @@ class SimulationSummary:
                 f"  {self.points[seat] / games:>10.2f}"
             )
         if self.replays:
-            lines += ["", f"{len(self.replays)} replays written to {self.replays[0].parent}"]
+            lines += [
+                "",
+                f"{plural(len(self.replays), 'replay')} written to {self.replays[0].parent}",
+            ]
         return "\n".join(lines)
 
 
@@ -50,10 +57,10 @@ def simulate(
     players: int, games: int, seed: int, replays: Path | None = None, match_id: str = "sim"
 ) -> SimulationSummary:
     """Play ``games`` games in-process; game ``i`` uses the seed derived from ``seed`` and ``i``."""
-    summary = SimulationSummary(players, wins=[0.0] * players, points=[0] * players)
+    summary = SimulationSummary(players, seed, wins=[0.0] * players, points=[0] * players)
     rng = random.Random(seed)
     if replays is not None:
-        replays.mkdir(parents=True, exist_ok=True)
+        output_dir(replays)
     started = time.perf_counter()
     for index in range(games):
         state = GameState.new(players, derive_game_seed(seed, index))

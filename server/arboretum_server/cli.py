@@ -10,8 +10,9 @@ import importlib
 import importlib.util
 import logging
 import os
-import sys
 from typing import Any
+
+from arboretum_sdk.clitools import EXIT_USAGE, fail
 
 __all__ = ["register"]
 
@@ -32,7 +33,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     config.add_arguments(p)
-    p.set_defaults(handler=cmd_serve)
+    p.set_defaults(handler=cmd_serve, log_level="info")
 
     # --- the local runner: `arena play` lives in arboretum_server.local (another module, another
     # --- owner); it registers itself here when it exists.
@@ -49,8 +50,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         settings = settings_from(os.environ, args)
     except SettingsError as exc:
-        print(f"arena serve: invalid settings: {exc}", file=sys.stderr)
-        return 2
+        return fail(f"invalid referee settings: {exc}", EXIT_USAGE)
 
     def ready(referee: Any) -> None:
         print(f"referee listening on {', '.join(referee.addresses)}", flush=True)
@@ -59,5 +59,5 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     status = serve(settings, ready=ready)
     if status != 0:
-        print("arena serve: could not start (see the log above)", file=sys.stderr)
+        fail("the referee could not start (see the log above)")
     return status

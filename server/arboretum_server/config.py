@@ -216,16 +216,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--replay-dir", type=Path, metavar="DIR", help="replay directory (env ARENA_REPLAY_DIR)"
     )
+    from arboretum_sdk import argtypes
+
+    positive, non_negative = argtypes.positive, argtypes.non_negative
     for flag, kind, text in (
-        ("--per-decision-ms", int, "default free time per decision, L (default 1000)"),
-        ("--bank-ms", int, "default bank per seat per game, B (default 10000)"),
-        ("--faults-to-forfeit", int, "default faults that forfeit a game (default 3)"),
-        ("--start-timeout-ms", int, "default wait for all seats to connect (default 60000)"),
-        ("--max-matches", int, "live matches at once (default 256)"),
-        ("--max-games", int, "games per match at most (default 1000)"),
+        ("--per-decision-ms", positive, "default free time per decision, L (default 1000)"),
+        ("--bank-ms", non_negative, "default bank per seat per game, B (default 10000)"),
+        ("--faults-to-forfeit", positive, "default faults that forfeit a game (default 3)"),
+        ("--start-timeout-ms", positive, "default wait for all seats to connect (default 60000)"),
+        ("--max-matches", positive, "live matches at once (default 256)"),
+        ("--max-games", positive, "games per match at most (default 1000)"),
         ("--max-match-s", float, "longest a match may run, seconds (default 14400)"),
         ("--drain-timeout-s", float, "on SIGTERM, how long games may finish (default 60)"),
-        ("--keep-finished", int, "finished matches kept in memory (default 1000)"),
+        ("--keep-finished", non_negative, "finished matches kept in memory (default 1000)"),
     ):
         env = "ARENA_" + flag[2:].upper().replace("-", "_")
         parser.add_argument(flag, type=kind, metavar="N", help=f"{text} (env {env})")

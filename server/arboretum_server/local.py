@@ -44,7 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from arboretum_sdk import argtypes, eventloop
+from arboretum_sdk import argtypes, clitools, eventloop
+from arboretum_sdk.clitools import plural
 
 from .config import Settings
 
@@ -231,7 +232,8 @@ class PlayReport:
     def format(self) -> str:
         played = sum(len(m.results) for m in self.matches)
         lines = [
-            f"{played} games ({self.games} deals x {len(self.matches)} seat rotations), "
+            f"{plural(played, 'game')} ({plural(self.games, 'deal')} x "
+            f"{plural(len(self.matches), 'seat rotation')}), "
             f"seed {self.seed}, {self.seconds:.1f} s",
             "",
             f"{'bot':<24} {'games':>5} {'wins':>7} {'win %':>6} {'mean score':>10} "
@@ -255,7 +257,9 @@ class PlayReport:
         replays = [m for m in self.matches if m.replays]
         if replays:
             lines += ["", "replays:"]
-            lines += [f"  {m.replays[0].parent}/ ({len(m.replays)} games)" for m in replays]
+            lines += [
+                f"  {m.replays[0].parent}/ ({plural(len(m.replays), 'game')})" for m in replays
+            ]
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
@@ -407,7 +411,7 @@ async def play(options: PlayOptions) -> PlayReport:
                 status = run.status.removeprefix("MATCH_STATUS_").lower()
                 progress.line(
                     f"match {rotation + 1}/{players} ({names}): {status}, "
-                    f"{len(run.results)} games, {run.seconds:.1f} s, id {run.match_id}"
+                    f"{plural(len(run.results), 'game')}, {run.seconds:.1f} s, id {run.match_id}"
                 )
     except BaseException:
         # Interrupted or failed: stop every bot process now rather than wait for it to exit.
@@ -621,12 +625,38 @@ async def _reap(bots: list[BotProcess]) -> None:
 # ----------------------------------------------------------------------------- the command
 
 
+PLAY_DESCRIPTION = """\
+Play a local match: a referee on loopback, each bot its own process, every seat rotation.
+
+    arena play random greedy --games 10 --seed 7
+    arena play ./mybot.py random random --games 5 --per-decision-ms 200 --bank-ms 2000
+
+Rotations: with P bots, --games N means N deals, each played in all P cyclic seat rotations, N*P
+games in all. Rotation r is its own match of N games (bot (s + r) mod P sits at seat s), played by
+fresh bot processes; every rotation has the same match seed, so the deals are the same.
+
+Processes: the referee runs in this process (listening on 127.0.0.1, a free port). Each seat of
+each match is its own process, `arena bot run BOT --server ADDR`, with its seat token in the
+environment (ARENA_TOKEN) and its output in <replays>/<match id>/bot-<seat>.log. A bot process
+that exits before its match ends is reported to the referee as a crash (its decisions then fault
+with `crash` at once, and the fault policy plays the rest), and the report names it. With --server
+the runner uses a referee that is already running (admin token from ARENA_ADMIN_TOKEN); crashes
+then show as `disconnect` faults.
+
+Output: a progress line on stderr; per bot, over all its games: wins (a shared first place counts
+as a fraction), mean score, mean rank, faults, forfeits; one replay file per game, at
+<replays>/<match id>/game-<i>.json. Bad input (an unknown bot, a bot file without a Bot class, a
+wrong number of bots) is one error line and exit status 2; a match that did not finish is exit
+status 1.
+"""
+
+
 def register(subparsers: Any, groups: Any = None) -> argparse.ArgumentParser:
     """Add ``arena play`` to the ``arena`` command's subparsers."""
     p = subparsers.add_parser(
         "play",
         help="play a local match between bots (real processes, a referee on loopback)",
-        description=__doc__.split("\n\n", 2)[2] if __doc__ else None,
+        description=PLAY_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
@@ -636,9 +666,10 @@ def register(subparsers: Any, groups: Any = None) -> argparse.ArgumentParser:
         "--games",
         type=argtypes.positive,
         default=1,
+        metavar="N",
         help="deals, each played in every seat rotation (default 1)",
     )
-    p.add_argument("--seed", type=argtypes.seed, help="match seed (default: a random one, printed)")
+    clitools.add_seed(p)
     p.add_argument(
         "--replays",
         type=Path,
@@ -646,24 +677,7 @@ def register(subparsers: Any, groups: Any = None) -> argparse.ArgumentParser:
         metavar="DIR",
         help=f"replay directory (default {DEFAULT_REPLAYS})",
     )
-    p.add_argument(
-        "--per-decision-ms",
-        type=argtypes.positive,
-        metavar="L",
-        help="free time per decision (default 1000)",
-    )
-    p.add_argument(
-        "--bank-ms",
-        type=argtypes.non_negative,
-        metavar="B",
-        help="bank per seat per game (default 10000)",
-    )
-    p.add_argument(
-        "--faults-to-forfeit",
-        type=argtypes.positive,
-        metavar="N",
-        help="faults that forfeit a game (default 3)",
-    )
+    clitools.add_time_control(p)
     p.add_argument(
         "--start-timeout-ms",
         type=argtypes.positive,
@@ -699,11 +713,16 @@ def cmd_play(args: argparse.Namespace) -> int:
     if not getattr(args, "verbose", False):
         # The referee logs every match at INFO; the runner's own report is enough here.
         logging.getLogger("arboretum_server").setLevel(logging.WARNING)
+    import grpc
+
+    clitools.output_dir(args.replays)
     try:
         report = eventloop.run(play(options))
     except PlayError as exc:
-        print(f"arena play: {exc}", file=sys.stderr)
-        return 2
+        return clitools.fail(str(exc), clitools.EXIT_USAGE)
+    except grpc.aio.AioRpcError as exc:
+        where = options.server or "the local referee"
+        return clitools.fail(f"the referee at {where} failed: {exc.code().name}: {exc.details()}")
     if args.json:
         print(json.dumps(report.to_json(), indent=1))
     else:

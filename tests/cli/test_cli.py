@@ -96,10 +96,9 @@ def test_replay_verify_fails_on_a_tampered_copy_naming_the_step(
     bad.write_text(json.dumps(doc))
     done = arena("replay", "verify", good, bad)
     assert done.returncode == 1
-    assert f"FAIL {bad}" in done.stdout
-    assert f"step {i}" in done.stdout
-    assert f"ok   {good}" in done.stdout
-    assert "1 of 2 replays failed" in done.stderr
+    assert f"arena: {bad}: step {i}:" in done.stderr
+    assert f"ok   {good}" in done.stdout and str(bad) not in done.stdout
+    assert done.stderr.splitlines()[-1] == "arena: 1 of 2 replays failed verification"
 
 
 def test_replay_verify_fails_on_non_json_and_missing_files(tmp_path: Path) -> None:
@@ -107,7 +106,8 @@ def test_replay_verify_fails_on_non_json_and_missing_files(tmp_path: Path) -> No
     junk.write_text("this is not a replay")
     done = arena("replay", "verify", junk, tmp_path / "missing.json")
     assert done.returncode == 1
-    assert "not JSON" in done.stdout
+    assert f"arena: {junk}: not JSON" in done.stderr
+    assert f"arena: {tmp_path / 'missing.json'}: cannot read" in done.stderr
     assert "2 of 2 replays failed" in done.stderr
     assert "Traceback" not in done.stdout + done.stderr
 

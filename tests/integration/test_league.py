@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -40,7 +41,7 @@ def test_small_league_runs_to_completion_with_two_workers(arena: Arena, tmp_path
         "--players", "2", "--games-per-pairing", "1", "--seed", "7", *CLOCK,
     )  # fmt: skip
     out = arena.run("league", "run", "small").stdout
-    assert "6 match job(s) enqueued on queue 'arena'" in out
+    assert "6 match jobs enqueued on queue 'arena'" in out
 
     counts = arena.wait_league("small", timeout=150)
     assert counts == {"finished": 6}, arena.worker_logs()
@@ -81,6 +82,12 @@ def test_small_league_runs_to_completion_with_two_workers(arena: Arena, tmp_path
     logs = arena.run("match", "logs", printer_matches[0], "--bot", "printer").stdout
     assert "printer says hello" in logs
     assert "printer's first decision" in logs
+    # About 300 KiB printed: the first 64 KiB are kept, and the log says that the rest was cut.
+    kept, marker = logs.rstrip("\n").rsplit("\n", 1)
+    assert re.fullmatch(
+        r"\[arena: output truncated at 65536 bytes, \d+ more bytes dropped\]", marker
+    )
+    assert 65536 <= len(kept.encode()) <= 65537 and int(marker.split()[-4]) > 200_000
     target = tmp_path / "replay.json"
     arena.run("match", "replay", match_id, "--game", "0", "-o", str(target))
     doc = json.loads(target.read_text())
@@ -188,7 +195,7 @@ def test_status_shows_failed_matches_with_their_reason(arena: Arena) -> None:
     assert "UnknownVersionError" in out and f"no bot version {vid!r}" in out
 
     out = arena.run("league", "retry", "broken").stdout
-    assert "2 failed match(es) enqueued again" in out
+    assert "2 failed matches enqueued again" in out
     counts = arena.wait_league("broken", timeout=60)
     assert counts == {"failed": 2}
 

@@ -83,7 +83,7 @@ def test_cli_unreachable_exits_nonzero_without_traceback() -> None:
         "bot", "run", "random", "--server", address, "--connect-timeout", "1", "--token", "t"
     )
     assert proc.returncode == 1
-    assert f"arena bot run: cannot reach the referee at {address}" in proc.stderr
+    assert f"arena: cannot reach the referee at {address}" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 
@@ -91,7 +91,9 @@ def test_cli_needs_a_token(tmp_path: Path) -> None:
     env = {"ARENA_TOKEN": ""}
     proc = arena("bot", "run", "random", "--server", "127.0.0.1:1", env=env)
     assert proc.returncode == 2
-    assert "no token; give --token-file FILE, --token T or set ARENA_TOKEN" in proc.stderr
+    assert "arena: no seat token; give --token-file FILE, --token T or set ARENA_TOKEN" in (
+        proc.stderr
+    )
     proc = arena(
         "bot", "run", "random", "--server", "127.0.0.1:1", "--token-file", str(tmp_path / "x")
     )
@@ -203,7 +205,7 @@ def test_wrong_token_is_a_clear_error(referee: Any) -> None:
         run_bot(RandomBot(), address, "not-a-token")
     proc = arena("bot", "run", "random", "--server", address, "--token", "not-a-token")
     assert proc.returncode == 1
-    assert "arena bot run: the referee at" in proc.stderr and "refused the token" in proc.stderr
+    assert "arena: the referee at" in proc.stderr and "refused the token" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 

@@ -61,7 +61,7 @@ def test_port_conflict_exits_non_zero(tmp_path: Path) -> None:
 def test_invalid_settings_exit_2(tmp_path: Path) -> None:
     proc = arena("serve", "--listen", "nowhere", log=tmp_path / "serve.log")
     assert proc.wait(30) == 2
-    assert "invalid settings" in (tmp_path / "serve.log").read_text()
+    assert "arena: invalid referee settings" in (tmp_path / "serve.log").read_text()
 
 
 def slow_bot(delay: float) -> Any:

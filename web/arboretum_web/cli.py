@@ -17,6 +17,9 @@ import os
 import sys
 from typing import Any
 
+from arboretum_sdk import clitools
+from arboretum_sdk.clitools import UserError, fail
+
 __all__ = ["main", "register"]
 
 DEFAULT_REDIS_URL = "redis://localhost:6379/0"
@@ -44,48 +47,54 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         description="Serve the leaderboard, bot, league, match and replay pages and the HTTP "
         "API (/api/v1, OpenAPI at /api/v1/openapi.json). See docs/web.md.",
     )
+    clitools.add_redis_url(p)
     p.add_argument(
-        "--redis-url", metavar="URL", help="the league's Redis (default: $REDIS_URL or localhost)"
+        "--host",
+        default=os.environ.get("ARENA_WEB_HOST", "127.0.0.1"),
+        metavar="HOST",
+        help="address to listen on (default: $ARENA_WEB_HOST, else 127.0.0.1)",
     )
-    p.add_argument("--host", default=os.environ.get("ARENA_WEB_HOST", "127.0.0.1"))
-    p.add_argument("--port", type=_port, default=int(os.environ.get("ARENA_WEB_PORT", "8080")))
+    p.add_argument(
+        "--port",
+        type=_port,
+        default=os.environ.get("ARENA_WEB_PORT", "8080"),
+        metavar="PORT",
+        help="port to listen on (default: $ARENA_WEB_PORT, else 8080)",
+    )
     p.add_argument(
         "--secure-cookies",
         action="store_true",
         help="mark the sign-in cookie Secure (when served over HTTPS)",
     )
-    p.set_defaults(handler=cmd_serve)
+    p.set_defaults(handler=cmd_serve, log_level="info")
     # Also accepted after the action (`arena web author add NAME --redis-url URL`); SUPPRESS
     # keeps a value given before it (`arena web --redis-url URL author add NAME`).
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--redis-url", metavar="URL", default=argparse.SUPPRESS, help="as above")
+    clitools.add_redis_url(common, default=argparse.SUPPRESS)
     wsub = p.add_subparsers(dest="web_command", metavar="ACTION")
     author = wsub.add_parser("author", help="manage bot authors and their tokens")
     asub = author.add_subparsers(dest="author_command", metavar="ACTION")
     asub.required = True
     a = asub.add_parser("add", parents=[common], help="create an author; prints its token once")
-    a.add_argument("name", metavar="NAME")
+    a.add_argument("name", metavar="NAME", help="the author's name")
     a.set_defaults(handler=cmd_author_add)
     a = asub.add_parser("rotate", parents=[common], help="replace an author's token")
-    a.add_argument("name", metavar="NAME")
+    a.add_argument("name", metavar="NAME", help="the author's name")
     a.set_defaults(handler=cmd_author_rotate)
     a = asub.add_parser("remove", parents=[common], help="delete an author and its token")
-    a.add_argument("name", metavar="NAME")
+    a.add_argument("name", metavar="NAME", help="the author's name")
     a.set_defaults(handler=cmd_author_remove)
     a = asub.add_parser("list", parents=[common], help="list authors")
     a.set_defaults(handler=cmd_author_list)
 
 
 def _client(args: argparse.Namespace) -> Any:
-    import redis
+    from arboretum_worker.settings import RedisUnavailable, connect_redis
 
-    url = _redis_url(args)
-    client = redis.Redis.from_url(url)
     try:
-        client.ping()
-    except redis.exceptions.ConnectionError as exc:
-        raise SystemExit(f"arena: cannot reach Redis at {url}: {exc}") from None
-    return client
+        return connect_redis(_redis_url(args))
+    except RedisUnavailable as exc:
+        raise UserError(str(exc)) from None
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -106,8 +115,7 @@ def cmd_author_add(args: argparse.Namespace) -> int:
     try:
         token = add_author(_client(args), args.name)
     except AuthorError as exc:
-        print(f"arena: {exc}", file=sys.stderr)
-        return 1
+        return fail(str(exc))
     print(f"author {args.name} created; its token (shown once, keep it secret):", file=sys.stderr)
     print(token)
     return 0
@@ -119,8 +127,7 @@ def cmd_author_rotate(args: argparse.Namespace) -> int:
     try:
         token = rotate_token(_client(args), args.name)
     except AuthorError as exc:
-        print(f"arena: {exc}", file=sys.stderr)
-        return 1
+        return fail(str(exc))
     print(f"author {args.name}: new token (the old one no longer works):", file=sys.stderr)
     print(token)
     return 0
@@ -132,8 +139,7 @@ def cmd_author_remove(args: argparse.Namespace) -> int:
     try:
         remove_author(_client(args), args.name)
     except AuthorError as exc:
-        print(f"arena: {exc}", file=sys.stderr)
-        return 1
+        return fail(str(exc))
     print(f"author {args.name} removed (their bots keep their owner)")
     return 0
 
@@ -159,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m arboretum_web``: the same commands without the SDK's ``arena``."""
     import logging
 
-    parser = argparse.ArgumentParser(prog="python -m arboretum_web")
+    parser = clitools.ArenaParser(prog="python -m arboretum_web")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     register(sub, {})
@@ -167,4 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    return int(args.handler(args))
+    try:
+        return int(args.handler(args))
+    except UserError as exc:
+        return fail(str(exc), exc.status)

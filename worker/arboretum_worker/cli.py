@@ -12,20 +12,20 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from arboretum_sdk import argtypes
+from arboretum_sdk import argtypes, clitools
+from arboretum_sdk.clitools import UserError, fail, plural
+
+from .report import follow, leaderboard_rows, print_progress, table, version_label
 
 __all__ = ["register"]
 
 
 def _common() -> argparse.ArgumentParser:
     parent = argparse.ArgumentParser(add_help=False)
-    parent.add_argument(
-        "--redis-url", metavar="URL", help="the league's Redis (default: $REDIS_URL or localhost)"
-    )
+    clitools.add_redis_url(parent)
     return parent
 
 
@@ -35,6 +35,21 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     ``arena bot submit`` belongs to the SDK (authors submit remotely with the SDK alone); without
     ``--server`` it calls :func:`cmd_bot_submit` here, which stores the bot in Redis directly."""
     common = _common()
+
+    from .demo import add_arguments as demo_arguments
+    from .demo import main as demo_main
+
+    p = subparsers.add_parser(
+        "demo",
+        help="the main demo: a league of the built-in bots on this machine",
+        description="A whole league on this machine: a private Redis (unless $REDIS_URL is set), "
+        "a referee, league workers, the built-in bots submitted and checked in the sandbox, a "
+        "round robin with a progress bar, the leaderboard and the fitted ratings; every game's "
+        "replay is written to --replays. Everything it started is stopped at the end, on Ctrl-C "
+        "too. This is what scripts/demo runs.",
+    )
+    demo_arguments(p)
+    p.set_defaults(handler=demo_main)
 
     p = subparsers.add_parser(
         "worker",
@@ -47,7 +62,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     )
     p.add_argument("--burst", action="store_true", help="stop when the queue is empty")
     p.add_argument("--name", help="worker name (default: arena-<host>-<pid>)")
-    p.set_defaults(handler=cmd_worker)
+    p.set_defaults(handler=cmd_worker, log_level="info")
 
     league = subparsers.add_parser("league", help="create, run and follow leagues")
     lsub = league.add_subparsers(dest="league_command", metavar="ACTION")
@@ -62,7 +77,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         "players) or 6 deals (4 players) each bot sits directly before each other bot equally "
         "often (docs/league.md).",
     )
-    p.add_argument("name", metavar="NAME")
+    p.add_argument("name", metavar="NAME", help="the league's name")
     p.add_argument(
         "--bots",
         nargs="+",
@@ -70,34 +85,25 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         metavar="BOT",
         help="bot names (latest version), NAME@VERSION-PREFIX, or version ids",
     )
-    p.add_argument("--players", type=int, choices=(2, 3, 4), default=2)
-    p.add_argument(
-        "--games-per-pairing",
-        type=argtypes.positive,
-        default=1,
-        metavar="N",
-        help="deals per combination of bots (default 1); with 3 or 4 players use a multiple of "
-        "2 or 6 to balance who sits before whom",
-    )
-    p.add_argument("--per-decision-ms", type=argtypes.positive, default=1000, metavar="MS")
-    p.add_argument("--bank-ms", type=argtypes.non_negative, default=10_000, metavar="MS")
-    p.add_argument("--faults-to-forfeit", type=argtypes.positive, default=3, metavar="N")
-    p.add_argument("--seed", type=argtypes.seed, help="league seed (default: random)")
+    clitools.add_players(p)
+    clitools.add_games_per_pairing(p)
+    clitools.add_time_control(p)
+    clitools.add_seed(p, "league seed")
     p.set_defaults(handler=cmd_league_create)
 
     p = lsub.add_parser("run", parents=[common], help="enqueue the league's matches")
-    p.add_argument("name", metavar="NAME")
+    p.add_argument("name", metavar="NAME", help="the league's name")
     p.add_argument("--wait", action="store_true", help="follow the progress until done")
     p.set_defaults(handler=cmd_league_run)
     p = lsub.add_parser("status", parents=[common], help="progress and failures")
-    p.add_argument("name", metavar="NAME")
+    p.add_argument("name", metavar="NAME", help="the league's name")
     p.add_argument("--watch", action="store_true", help="refresh until the league is done")
     p.set_defaults(handler=cmd_league_status)
     p = lsub.add_parser("cancel", parents=[common], help="cancel the league's matches")
-    p.add_argument("name", metavar="NAME")
+    p.add_argument("name", metavar="NAME", help="the league's name")
     p.set_defaults(handler=cmd_league_cancel)
     p = lsub.add_parser("retry", parents=[common], help="re-run failed matches")
-    p.add_argument("name", metavar="NAME")
+    p.add_argument("name", metavar="NAME", help="the league's name")
     p.set_defaults(handler=cmd_league_retry)
     p = lsub.add_parser("list", parents=[common], help="list leagues")
     p.set_defaults(handler=cmd_league_list)
@@ -105,7 +111,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p = subparsers.add_parser(
         "leaderboard", parents=[common], help="print the standings (live Elo)"
     )
-    p.add_argument("--league", help="league (default: the newest)")
+    p.add_argument("--league", metavar="NAME", help="the league (default: the newest)")
     p.add_argument(
         "--all-versions", action="store_true", help="every version (default: latest per bot)"
     )
@@ -115,32 +121,39 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         "ratings",
         parents=[common],
         help="fit ratings from all results",
-        description="Fit Bradley-Terry ratings to every recorded result of the league (95%% "
+        description="Fit Bradley-Terry ratings to every recorded result of the league (95% "
         "intervals) and print the head-to-head table.",
     )
-    p.add_argument("--league", help="league (default: the newest)")
+    p.add_argument("--league", metavar="NAME", help="the league (default: the newest)")
     p.set_defaults(handler=cmd_ratings)
 
     match = subparsers.add_parser("match", help="inspect a league match")
     msub = match.add_subparsers(dest="match_command", metavar="ACTION")
     msub.required = True
+    match_help = "the match id (a unique prefix will do)"
     p = msub.add_parser("show", parents=[common], help="a match's status, seats and result")
-    p.add_argument("match_id", metavar="MATCH")
+    p.add_argument("match_id", metavar="MATCH", help=match_help)
     p.set_defaults(handler=cmd_match_show)
     p = msub.add_parser("logs", parents=[common], help="what a bot printed in a match")
-    p.add_argument("match_id", metavar="MATCH")
+    p.add_argument("match_id", metavar="MATCH", help=match_help)
     p.add_argument("--bot", required=True, metavar="NAME", help="bot name, version id or seat")
     p.set_defaults(handler=cmd_match_logs)
     p = msub.add_parser("replay", parents=[common], help="fetch a game's replay (JSON)")
-    p.add_argument("match_id", metavar="MATCH")
-    p.add_argument("--game", type=argtypes.non_negative, default=0, metavar="I")
+    p.add_argument("match_id", metavar="MATCH", help=match_help)
+    p.add_argument(
+        "--game",
+        type=argtypes.non_negative,
+        default=0,
+        metavar="I",
+        help="the game's index in the match, from 0 (default 0)",
+    )
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (default stdout)")
     p.set_defaults(handler=cmd_match_replay)
 
     bot = groups.get("bot")
     if bot is not None:
         p = bot.add_parser("versions", parents=[common], help="a bot's submitted versions")
-        p.add_argument("name", metavar="NAME")
+        p.add_argument("name", metavar="NAME", help="the bot's name")
         p.set_defaults(handler=cmd_bot_versions)
 
 
@@ -153,64 +166,31 @@ def _settings(args: argparse.Namespace) -> Any:
     try:
         return WorkerSettings.from_env(redis_url=getattr(args, "redis_url", None))
     except SettingsError as exc:
-        raise SystemExit(f"arena: invalid league settings: {exc}") from None
+        raise UserError(f"invalid league settings: {exc}") from None
 
 
 def _redis(args: argparse.Namespace) -> Any:
-    import redis
+    from .settings import RedisUnavailable, connect_redis
 
-    client = redis.Redis.from_url(_settings(args).redis_url)
     try:
-        client.ping()
-    except redis.exceptions.ConnectionError as exc:
-        raise SystemExit(
-            f"arena: cannot reach Redis at {_settings(args).redis_url}: {exc}"
-        ) from None
-    return client
-
-
-def _fail(message: str) -> int:
-    print(f"arena: {message}", file=sys.stderr)
-    return 1
+        return connect_redis(_settings(args).redis_url)
+    except RedisUnavailable as exc:
+        raise UserError(str(exc)) from None
 
 
 def _league_name(r: Any, name: str | None) -> str | None:
-    """The league asked for (SystemExit naming it if there is none), else the newest one."""
+    """``name`` if that league exists (else :class:`UserError`), or the newest league."""
     from . import store
 
     if name:
         if store.get_league(r, name) is None:
-            raise SystemExit(f"arena: no league named {name!r}")
+            raise UserError(f"no league named {name!r} (arena league list shows them)")
         return name
     leagues = [store.get_league(r, n) for n in store.list_leagues(r)]
     found = [lg for lg in leagues if lg is not None]
     if not found:
         return None
     return max(found, key=lambda lg: lg.created).name
-
-
-def _table(headers: list[str], rows: list[list[str]], right: set[int] | None = None) -> str:
-    right = right or set()
-    widths = [len(h) for h in headers]
-    for row in rows:
-        for i, cell in enumerate(row):
-            widths[i] = max(widths[i], len(cell))
-
-    def line(cells: list[str]) -> str:
-        out = []
-        for i, cell in enumerate(cells):
-            out.append(cell.rjust(widths[i]) if i in right else cell.ljust(widths[i]))
-        return "  ".join(out).rstrip()
-
-    sep = "  ".join("-" * w for w in widths)
-    return "\n".join([line(headers), sep, *(line(row) for row in rows)])
-
-
-def _version_label(r: Any, vid: str) -> str:
-    from . import store
-
-    version = store.get_version(r, vid)
-    return f"{version.name}@{vid[:8]}" if version else vid[:12]
 
 
 # --------------------------------------------------------------------------- commands
@@ -223,10 +203,6 @@ def cmd_worker(args: argparse.Namespace) -> int:
     _redis(args)
     run_worker(settings, burst=args.burst, name=args.name)
     return 0
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def cmd_league_create(args: argparse.Namespace) -> int:
@@ -248,21 +224,22 @@ def cmd_league_create(args: argparse.Namespace) -> int:
             seed=args.seed,
         )
     except (LeagueError, store.StoreError) as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     ls = league.settings
     print(
-        f"league {league.name}: {len(ls.bots)} bots, {ls.players} players, "
-        f"{ls.games_per_pairing} deal(s) per combination, L={ls.time_control.per_decision_ms} ms "
-        f"B={ls.time_control.bank_ms} ms, forfeit at {ls.fault_policy.faults_to_forfeit} faults"
+        f"league {league.name}: {plural(len(ls.bots), 'bot')}, {ls.players} players, "
+        f"{plural(ls.games_per_pairing, 'deal')} per combination, "
+        f"L={ls.time_control.per_decision_ms} ms B={ls.time_control.bank_ms} ms, "
+        f"forfeit at {plural(ls.fault_policy.faults_to_forfeit, 'fault')}, seed {ls.seed}"
     )
     for vid in ls.bots:
-        print(f"  {_version_label(r, vid)}")
+        print(f"  {version_label(r, vid)}")
     block = block_deals(ls.players)
     if ls.games_per_pairing % block:
         print(
             f"note: {ls.players}-player seat orders are balanced over blocks of {block} deals; "
-            f"{_plural(ls.games_per_pairing, 'deal')} leave a partial block, so some bots sit "
-            f"directly before others more often (use a multiple of {block})"
+            f"with {plural(ls.games_per_pairing, 'deal')} per combination a block is partial, "
+            f"so some bots sit directly before others more often (use a multiple of {block})"
         )
     print(f"run it with: arena league run {league.name}")
     return 0
@@ -276,59 +253,16 @@ def cmd_league_run(args: argparse.Namespace) -> int:
     try:
         count = run_league(r, args.name, settings)
     except LeagueError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     total = league_progress(r, args.name).total
     print(
-        f"league {args.name}: {count} match job(s) enqueued on queue {settings.queue!r} "
-        f"({total} matches in all)"
+        f"league {args.name}: {plural(count, 'match job')} enqueued on queue {settings.queue!r} "
+        f"({plural(total, 'match', 'matches')} in all)"
     )
     if args.wait:
-        return _follow(r, args.name)
+        return follow(r, args.name)
     print(f"follow it with: arena league status {args.name} --watch")
     return 0
-
-
-def _print_progress(progress: Any, *, failures: bool = True) -> None:
-    print(f"league {progress.league.name} ({progress.league.status.value}): {progress.bar()}")
-    print(f"  {progress.summary() or 'no matches scheduled yet (arena league run)'}")
-    if failures and progress.failures:
-        print(f"  failed matches ({len(progress.failures)}):")
-        for match_id, reason in progress.failures:
-            print(f"    {match_id}: {reason}")
-    if failures and progress.retrying:
-        print(f"  being retried ({len(progress.retrying)}):")
-        for match_id, reason in progress.retrying:
-            print(f"    {match_id}: {reason}")
-
-
-def _follow(
-    r: Any, name: str, interval: float = 0.5, *, problem: Callable[[], str | None] | None = None
-) -> int:
-    """Show the progress until the league is done; a ``problem()`` message aborts it."""
-    from .league import league_progress
-
-    tty = sys.stdout.isatty()
-    last = ""
-    while True:
-        progress = league_progress(r, name)
-        line = f"\r{progress.bar()}  {progress.summary()}"
-        if tty:
-            print(line.ljust(100), end="", flush=True)
-        elif line != last:
-            print(line.strip(), flush=True)
-        last = line
-        if progress.complete or progress.league.status.value == "cancelled":
-            break
-        trouble = problem() if problem is not None else None
-        if trouble:
-            if tty:
-                print()
-            return _fail(trouble)
-        time.sleep(interval)
-    if tty:
-        print()
-    _print_progress(progress)
-    return 0 if not progress.failures else 1
 
 
 def cmd_league_status(args: argparse.Namespace) -> int:
@@ -337,10 +271,10 @@ def cmd_league_status(args: argparse.Namespace) -> int:
     r = _redis(args)
     try:
         if args.watch:
-            return _follow(r, args.name)
-        _print_progress(league_progress(r, args.name))
+            return follow(r, args.name)
+        print_progress(league_progress(r, args.name))
     except LeagueError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     return 0
 
 
@@ -351,8 +285,11 @@ def cmd_league_cancel(args: argparse.Namespace) -> int:
     try:
         count = cancel_league(r, args.name, _settings(args))
     except LeagueError as exc:
-        return _fail(str(exc))
-    print(f"league {args.name}: cancelled, {count} unfinished match(es) stopped")
+        return fail(str(exc))
+    print(
+        f"league {args.name}: cancelled, {plural(count, 'unfinished match', 'unfinished matches')}"
+        " stopped"
+    )
     return 0
 
 
@@ -363,8 +300,10 @@ def cmd_league_retry(args: argparse.Namespace) -> int:
     try:
         again = retry_league(r, args.name, _settings(args))
     except LeagueError as exc:
-        return _fail(str(exc))
-    print(f"league {args.name}: {len(again)} failed match(es) enqueued again")
+        return fail(str(exc))
+    print(
+        f"league {args.name}: {plural(len(again), 'failed match', 'failed matches')} enqueued again"
+    )
     return 0
 
 
@@ -389,49 +328,15 @@ def cmd_league_list(args: argparse.Namespace) -> int:
     if not rows:
         print("no leagues yet (arena league create)")
         return 0
-    print(_table(["league", "status", "bots", "players", "done"], rows, {2, 3, 4}))
+    print(table(["league", "status", "bots", "players", "done"], rows, {2, 3, 4}))
     return 0
-
-
-def leaderboard_rows(r: Any, league: str, *, all_versions: bool = False) -> list[list[str]]:
-    from . import ratings, registry, store
-
-    rows = ratings.leaderboard(r, league)
-    if not all_versions:
-        latest: dict[str, tuple[int, str]] = {}
-        for vid, _rating, _stats in rows:
-            version = store.get_version(r, vid)
-            name = version.name if version else vid
-            order = registry.versions(r, name)
-            index = order.index(vid) if vid in order else -1
-            if name not in latest or index > latest[name][0]:
-                latest[name] = (index, vid)
-        keep = {vid for _, vid in latest.values()}
-        rows = [row for row in rows if row[0] in keep]
-    out = []
-    for rank, (vid, value, st) in enumerate(rows, 1):
-        version = store.get_version(r, vid)
-        mean_rank = st.mean_rank
-        out.append(
-            [
-                str(rank),
-                version.name if version else "?",
-                vid[:12],
-                f"{value:.1f}",
-                str(st.games),
-                str(st.wins),
-                f"{st.win_share:.1f}",
-                "-" if mean_rank is None else f"{mean_rank:.2f}",
-            ]
-        )
-    return out
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     r = _redis(args)
     name = _league_name(r, args.league)
     if name is None:
-        return _fail("no leagues yet (arena league create)")
+        return fail("no leagues yet (arena league create)")
     rows = leaderboard_rows(r, name, all_versions=args.all_versions)
     print(
         f"leaderboard of league {name} (live Elo{'' if args.all_versions else ', latest versions'})"
@@ -440,7 +345,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         print("no results yet")
         return 0
     headers = ["#", "bot", "version", "elo", "games", "wins", "win share", "mean rank"]
-    print(_table(headers, rows, {0, 3, 4, 5, 6, 7}))
+    print(table(headers, rows, {0, 3, 4, 5, 6, 7}))
     return 0
 
 
@@ -450,14 +355,14 @@ def cmd_ratings(args: argparse.Namespace) -> int:
     r = _redis(args)
     name = _league_name(r, args.league)
     if name is None:
-        return _fail("no leagues yet (arena league create)")
+        return fail("no leagues yet (arena league create)")
     results = results_in_order(r, name)
     if not results:
         print(f"league {name}: no results yet")
         return 0
     from .rating_report import format_fit
 
-    print(format_fit(name, results, label=lambda vid: _version_label(r, vid)))
+    print(format_fit(name, results, label=lambda vid: version_label(r, vid)))
     return 0
 
 
@@ -483,16 +388,16 @@ def cmd_match_show(args: argparse.Namespace) -> int:
     r = _redis(args)
     record = _match_record(r, args.match_id)
     if record is None:
-        return _fail(f"no match {args.match_id!r}")
+        return fail(f"no match {args.match_id!r}")
     print(
         f"match {record.id} of league {record.league}: {record.status.value}"
-        f" (deal {record.deal}, rotation {record.rotation}, {record.attempts} attempt(s))"
+        f" (deal {record.deal}, rotation {record.rotation}, {plural(record.attempts, 'attempt')})"
     )
     if record.failure:
         print(f"  last failure: {record.failure}")
     result = store.get_result(r, record.id)
     for seat, vid in enumerate(record.seats):
-        line = f"  seat {seat}: {_version_label(r, vid)}"
+        line = f"  seat {seat}: {version_label(r, vid)}"
         if result is not None:
             ranks = ", ".join(str(g.ranks[seat]) for g in result.games)
             totals = ", ".join(str(g.totals[seat]) for g in result.games)
@@ -510,7 +415,7 @@ def cmd_match_logs(args: argparse.Namespace) -> int:
     r = _redis(args)
     record = _match_record(r, args.match_id)
     if record is None:
-        return _fail(f"no match {args.match_id!r}")
+        return fail(f"no match {args.match_id!r}")
     seats = []
     for seat, vid in enumerate(record.seats):
         version = store.get_version(r, vid)
@@ -518,12 +423,12 @@ def cmd_match_logs(args: argparse.Namespace) -> int:
         if args.bot in (str(seat), vid, label) or (len(args.bot) >= 4 and vid.startswith(args.bot)):
             seats.append(seat)
     if not seats:
-        names = ", ".join(_version_label(r, v) for v in record.seats)
-        return _fail(f"no bot {args.bot!r} in match {record.id} (seats: {names})")
+        names = ", ".join(version_label(r, v) for v in record.seats)
+        return fail(f"no bot {args.bot!r} in match {record.id} (seats: {names})")
     for seat in seats:
         data = store.get_bot_log(r, record.id, seat)
         if len(seats) > 1:
-            print(f"--- seat {seat}: {_version_label(r, record.seats[seat])}")
+            print(f"--- seat {seat}: {version_label(r, record.seats[seat])}")
         sys.stdout.write(data.decode("utf-8", "replace"))
         if data and not data.endswith(b"\n"):
             sys.stdout.write("\n")
@@ -545,9 +450,9 @@ def cmd_match_replay(args: argparse.Namespace) -> int:
     if data is None:
         games = store.replay_games(r, match_id)
         have = f" (games with a replay: {', '.join(map(str, games))})" if games else ""
-        return _fail(f"no replay of game {args.game} of match {match_id!r}{have}")
+        return fail(f"no replay of game {args.game} of match {match_id!r}{have}")
     if args.output is not None:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
+        clitools.output_file(args.output, "the replay")
         args.output.write_bytes(data)
         print(f"wrote {args.output}")
     else:
@@ -566,9 +471,9 @@ def cmd_bot_submit(args: argparse.Namespace) -> int:
     try:
         vid = submit_bot(r, args.path, args.name, settings, owner=args.owner)
     except (store.StoreError, OSError) as exc:
-        return _fail(f"bot refused: {exc}")
+        return fail(f"bot refused: {exc}")
     count = len(registry.versions(r, args.name))
-    print(f"bot {args.name}: version {vid[:12]} ({vid}); {count} version(s) in all")
+    print(f"bot {args.name}: version {vid[:12]} ({vid}); {plural(count, 'version')} in all")
     return 0
 
 
@@ -578,7 +483,7 @@ def cmd_bot_versions(args: argparse.Namespace) -> int:
     r = _redis(args)
     versions = registry.versions(r, args.name)
     if not versions:
-        return _fail(f"no bot named {args.name!r}")
+        return fail(f"no bot named {args.name!r}")
     rows = []
     for i, vid in enumerate(versions, 1):
         version = store.get_version(r, vid)
@@ -595,5 +500,5 @@ def cmd_bot_versions(args: argparse.Namespace) -> int:
                 vid,
             ]
         )
-    print(_table(["#", "version", "submitted (UTC)", "files", "bytes", "id"], rows, {0, 3, 4}))
+    print(table(["#", "version", "submitted (UTC)", "files", "bytes", "id"], rows, {0, 3, 4}))
     return 0

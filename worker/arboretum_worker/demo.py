@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -24,23 +25,33 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from arboretum_sdk import argtypes, clitools
+from arboretum_sdk.clitools import UsageError, plural
+
 __all__ = ["add_arguments", "find_redis_server", "main"]
 
 DEMO_LEAGUE = "demo"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The demo's flags (the SDK's ``arena demo`` parser takes them when the league is here)."""
-    parser.add_argument("--players", type=int, choices=(2, 3), default=2, help="seats per game")
+    """The demo's flags (``arena demo``)."""
+    clitools.add_players(parser)
+    clitools.add_games_per_pairing(parser)
     parser.add_argument(
-        "--games-per-pairing", type=int, default=1, metavar="N", help="deals per combination"
+        "--workers",
+        type=argtypes.positive,
+        default=2,
+        metavar="N",
+        help="league workers to start (default 2)",
     )
-    parser.add_argument("--workers", type=int, default=2, metavar="N", help="league workers")
-    parser.add_argument("--seed", type=int, default=2026, help="league seed")
-    parser.add_argument("--per-decision-ms", type=int, default=1000, metavar="MS")
-    parser.add_argument("--bank-ms", type=int, default=10_000, metavar="MS")
+    clitools.add_seed(parser, "league seed")
+    clitools.add_time_control(parser, faults=False)
     parser.add_argument(
-        "--replays", type=Path, default=Path("replays/demo"), help="where the replays go"
+        "--replays",
+        type=Path,
+        default=Path("replays/demo"),
+        metavar="DIR",
+        help="where every game's replay is written (default replays/demo)",
     )
 
 
@@ -122,10 +133,15 @@ def _wait_for(check: Any, timeout: float, what: str, proc: subprocess.Popen[byte
 def _demo_stack(args: argparse.Namespace) -> Iterator[tuple[str, _Stack]]:
     import redis
 
+    from .settings import WorkerSettings, connect_redis
+
+    url = os.environ.get("REDIS_URL")
+    if url:
+        # Before anything is started: a Redis that does not answer is the whole message.
+        connect_redis(WorkerSettings.from_env(redis_url=url).redis_url).close()
     workdir = Path(tempfile.mkdtemp(prefix="arena-demo-"))
     stack = _Stack(workdir)
     try:
-        url = os.environ.get("REDIS_URL")
         if not url:
             exe = find_redis_server()
             if exe is None:
@@ -163,7 +179,7 @@ def _demo_stack(args: argparse.Namespace) -> Iterator[tuple[str, _Stack]]:
         print(f"started the referee on unix:{referee_sock}")
         for i in range(args.workers):
             stack.start(f"worker{i}", [*arena, "worker", "--name", f"demo-worker-{i}"], env)
-        print(f"started {args.workers} league worker(s) on queue 'arena'")
+        print(f"started {plural(args.workers, 'league worker')} on queue 'arena'")
         yield url, stack
     finally:
         stack.stop()
@@ -177,16 +193,23 @@ def main(args: argparse.Namespace) -> int:
     from arboretum_sdk.bots import BUILTIN_BOTS
 
     from . import registry, store
-    from .cli import _follow, _table, leaderboard_rows
     from .league import builtin_bot_files, create_league, run_league, sandbox_check
-    from .settings import WorkerSettings
+    from .report import follow, leaderboard_rows, table
+    from .settings import RedisUnavailable, WorkerSettings
 
+    names = list(BUILTIN_BOTS)[: max(3, args.players)]
+    if len(names) < args.players:
+        raise UsageError(
+            f"--players {args.players} needs {args.players} built-in bots; there are {len(names)}"
+        )
+    if args.replays is not None:
+        clitools.output_dir(args.replays)
+    seed = args.seed if args.seed is not None else secrets.randbits(64)
     print("Arboretum Arena demo: a league of the built-in bots, played by league workers.\n")
     try:
         with _demo_stack(args) as (url, stack):
             settings = WorkerSettings.from_env(redis_url=url)
             r = redis.Redis.from_url(url)
-            names = list(BUILTIN_BOTS)[:3]
             check = sandbox_check(settings)
             for name in names:
                 vid = registry.add_version(r, name, builtin_bot_files(name), check=check)
@@ -194,23 +217,22 @@ def main(args: argparse.Namespace) -> int:
             league_name = DEMO_LEAGUE
             if store.get_league(r, league_name) is not None:
                 league_name = f"{DEMO_LEAGUE}-{int(time.time())}"
-            players = min(args.players, len(names))
             league = create_league(
                 r,
                 league_name,
                 names,
-                players=players,
+                players=args.players,
                 games_per_pairing=args.games_per_pairing,
                 per_decision_ms=args.per_decision_ms,
                 bank_ms=args.bank_ms,
-                seed=args.seed,
+                seed=seed,
             )
             run_league(r, league.name, settings)
             total = len(store.league_matches(r, league_name))
             print(
-                f"\nleague {league_name}: {len(names)} bots, {players} players, "
-                f"{args.games_per_pairing} deal(s) per combination in every seat rotation: "
-                f"{total} matches\n"
+                f"\nleague {league_name}: {plural(len(names), 'bot')}, {args.players} players, "
+                f"{plural(args.games_per_pairing, 'deal')} per combination in every seat "
+                f"rotation: {plural(total, 'match', 'matches')}, seed {seed}\n"
             )
             started = time.monotonic()
 
@@ -220,12 +242,15 @@ def main(args: argparse.Namespace) -> int:
                     return "every league worker has exited (see their logs below)"
                 return None
 
-            status = _follow(r, league_name, problem=workers_gone)
+            status = follow(r, league_name, problem=workers_gone)
             elapsed = time.monotonic() - started
-            print(f"\n{total} matches in {elapsed:.1f} s with {args.workers} worker(s)\n")
+            print(
+                f"\n{plural(total, 'match', 'matches')} in {elapsed:.1f} s with "
+                f"{plural(args.workers, 'worker')}\n"
+            )
             rows = leaderboard_rows(r, league_name, all_versions=True)
             headers = ["#", "bot", "version", "elo", "games", "wins", "win share", "mean rank"]
-            print(_table(headers, rows, {0, 3, 4, 5, 6, 7}))
+            print(table(headers, rows, {0, 3, 4, 5, 6, 7}))
             _print_fit(r, league_name)
             _export_replays(r, league_name, args.replays)
             if status != 0:
@@ -235,9 +260,8 @@ def main(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted: stopping the workers, the referee and Redis", file=sys.stderr)
         return 130
-    except (RuntimeError, store.StoreError, OSError) as exc:
-        print(f"arena demo: {exc}", file=sys.stderr)
-        return 1
+    except (RuntimeError, RedisUnavailable, store.StoreError, OSError) as exc:
+        return clitools.fail(str(exc))
 
 
 def _print_fit(r: Any, league: str) -> None:
@@ -246,12 +270,12 @@ def _print_fit(r: Any, league: str) -> None:
         from .ratings import results_in_order
     except ImportError:
         return
-    from .cli import _version_label
+    from .report import version_label
 
     results = results_in_order(r, league)
     if results:
         print()
-        print(format_fit(league, results, label=lambda vid: _version_label(r, vid)))
+        print(format_fit(league, results, label=lambda vid: version_label(r, vid)))
 
 
 def _export_replays(r: Any, league: str, directory: Path | None) -> None:
@@ -259,7 +283,6 @@ def _export_replays(r: Any, league: str, directory: Path | None) -> None:
 
     if directory is None:
         return
-    directory.mkdir(parents=True, exist_ok=True)
     count = 0
     for match_id in store.league_matches(r, league):
         for game in store.replay_games(r, match_id):
@@ -268,4 +291,7 @@ def _export_replays(r: Any, league: str, directory: Path | None) -> None:
                 (directory / f"{match_id}-game{game}.json").write_bytes(data)
                 count += 1
     if count:
-        print(f"\n{count} replays in {directory}/ (check: arena replay verify {directory}/*.json)")
+        print(
+            f"\n{plural(count, 'replay')} in {directory}/ "
+            f"(check: arena replay verify {directory}/*.json)"
+        )

@@ -24,6 +24,7 @@ from typing import Any
 
 from . import store
 from .play import SOCKET_NAME, MatchError, MatchOutcome, MatchPlan, SeatPlan, run_play_match
+from .sandbox.capture import MARKER_ROOM
 from .settings import WorkerSettings, job_timeout
 
 __all__ = ["on_match_failure", "run_match"]
@@ -108,7 +109,7 @@ def run_match(match_id: str) -> dict[str, Any]:
         )
         recorded = record_result(r, result, ls.elo).applied
         if recorded:
-            _store_artifacts(r, match_id, outcome)
+            _store_artifacts(r, match_id, outcome, settings.output_cap)
         mark_finished_if_done(r, record.league)
         log.info(
             "match %s: %s in %.1f s (%s)",
@@ -213,14 +214,17 @@ def _play(
     )
 
 
-def _store_artifacts(r: Any, match_id: str, outcome: MatchOutcome) -> None:
+def _store_artifacts(
+    r: Any, match_id: str, outcome: MatchOutcome, cap: int = store.BOT_LOG_CAP
+) -> None:
     """Replays and bot output of the run whose result was recorded (stale ones replaced)."""
     r.delete(store.Keys.replay(match_id))
     for game, replay in zip(outcome.games, outcome.replays, strict=False):
         store.save_replay(r, match_id, game.game_index, replay)
     for seat, text in enumerate(outcome.outputs):
         r.delete(store.Keys.bot_log(match_id, seat))
-        store.append_bot_log(r, match_id, seat, text.encode("utf-8"))
+        # The output is capped already, with the truncation marker past the cap: keep it whole.
+        store.append_bot_log(r, match_id, seat, text.encode("utf-8"), cap=cap + MARKER_ROOM)
 
 
 def failure_reason(exc_type: type[BaseException] | None, exc: BaseException | None) -> str:
@@ -244,7 +248,8 @@ def on_match_failure(
     reason = failure_reason(exc_type, exc)
     if job.retries_left:
         status = store.MatchStatus.QUEUED
-        reason = f"{reason} (retrying, {job.retries_left} retries left)"
+        left = job.retries_left
+        reason = f"{reason} (retrying, {left} {'retry' if left == 1 else 'retries'} left)"
     else:
         status = store.MatchStatus.FAILED
     try:

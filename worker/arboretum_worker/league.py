@@ -303,7 +303,11 @@ def cancel_league(r: Any, name: str, settings: WorkerSettings) -> int:
     """Cancel the league: waiting matches are dropped, running ones stopped. Returns how many."""
     from rq.command import send_stop_job_command
 
-    _league(r, name)
+    league = _league(r, name)
+    if league.status in (store.LeagueStatus.FINISHED, store.LeagueStatus.CANCELLED):
+        raise LeagueError(
+            f"league {name} is {league.status.value} already; there is nothing to cancel"
+        )
     store.set_league_status(r, name, store.LeagueStatus.CANCELLED)
     count = 0
     for match_id in store.league_matches(r, name):

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .sandbox.capture import MARKER_ROOM, truncation_marker
+
 __all__ = [
     "MatchError",
     "MatchOutcome",
@@ -253,8 +255,10 @@ def _output_of(bot: Any) -> str:
 
 
 def _capped(text: str, cap: int) -> str:
+    """At most ``cap`` bytes of ``text`` and the truncation marker. A runner's capture keeps
+    ``cap`` bytes and adds the same marker itself; that output is left as it is."""
     data = text.encode("utf-8")
-    if len(data) <= cap:
+    if len(data) <= cap + MARKER_ROOM:
         return text
-    kept = data[:cap].decode("utf-8", "ignore")
-    return kept + f"\n[... output cut: {len(data) - cap} more bytes not kept]\n"
+    kept = data[:cap]
+    return kept.decode("utf-8", "ignore") + truncation_marker(cap, len(data) - cap).decode()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from arboretum_sdk.clitools import plural
+
 from .fit import fit_ratings, head_to_head
 from .store import MatchResult
 
@@ -18,7 +20,7 @@ def format_fit(league: str, results: Sequence[MatchResult], *, label: Callable[[
     names = {vid: label(vid) for vid in order}
     width = max(len("bot"), *(len(n) for n in names.values()))
     lines = [
-        f"ratings of league {league}: Bradley-Terry fit of {len(results)} results",
+        f"ratings of league {league}: Bradley-Terry fit of {plural(len(results), 'result')}",
         f"{'#':>2}  {'bot':<{width}}  {'rating':>7}  {'95% interval':>18}  {'games':>5}",
     ]
     for rank, row in enumerate(fitted, 1):

@@ -41,12 +41,14 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "DEFAULT_QUEUE",
     "DEFAULT_REDIS_URL",
     "HEARTBEAT_MARGIN_S",
     "STARTUP_MARGIN_S",
+    "RedisUnavailable",
     "SettingsError",
     "WorkerSettings",
     "deck_size",
@@ -121,7 +123,10 @@ class WorkerSettings:
 
     def __post_init__(self) -> None:
         if not self.redis_url.startswith(("redis://", "rediss://", "unix://")):
-            raise SettingsError(f"REDIS_URL must be a redis:// URL, got {self.redis_url!r}")
+            raise SettingsError(
+                "REDIS_URL must be a redis://, rediss:// or unix:// URL, "
+                f"got {redact_url(self.redis_url)!r}"
+            )
         if not self.queue:
             raise SettingsError("the queue name must not be empty")
         for name, low in (
@@ -166,3 +171,40 @@ class WorkerSettings:
                 except ValueError:
                     raise SettingsError(f"{var} must be an integer, got {env[var]!r}") from None
         return cls(**values)  # type: ignore[arg-type]
+
+
+class RedisUnavailable(RuntimeError):
+    """The league's Redis cannot be reached (or its URL cannot be used); the message says which."""
+
+
+def redact_url(url: str) -> str:
+    """``url`` with any password replaced by ``***`` (for messages and logs)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+        if parts.password is None:
+            return url
+        user = parts.username or ""
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port is not None else ""
+        return urlunsplit(parts._replace(netloc=f"{user}:***@{host}{port}"))
+    except ValueError:
+        return "<unreadable URL>"
+
+
+def connect_redis(url: str) -> Any:
+    """A client of the Redis at ``url`` that has answered a PING; else :class:`RedisUnavailable`."""
+    import redis
+
+    shown = redact_url(url)
+    try:
+        client = redis.Redis.from_url(url)
+    except ValueError as exc:
+        raise RedisUnavailable(f"cannot use the Redis URL {shown!r}: {exc}") from None
+    try:
+        client.ping()
+    except redis.exceptions.RedisError as exc:
+        client.close()
+        raise RedisUnavailable(f"cannot reach Redis at {shown}: {exc}") from None
+    return client

@@ -1,4 +1,5 @@
-"""A league test bot: plays the first legal option and prints (for `arena match logs`)."""
+"""A league test bot: plays the first legal option and prints (for `arena match logs`): a few
+lines, then about 300 KiB, past the 64 KiB the league keeps of a bot's output."""
 
 from arboretum_sdk import Bot
 
@@ -12,4 +13,6 @@ class Printer(Bot):
         self.decisions += 1
         if self.decisions == 1:
             print(f"printer's first decision: {view.legal_decisions()[0]}", flush=True)
+            for i in range(3000):
+                print(f"filler line {i:05d} " + "." * 84, flush=i % 100 == 0)
         return view.legal_decisions()[0]

@@ -8,9 +8,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["OutputCapture", "truncation_marker"]
+__all__ = ["MARKER_ROOM", "OutputCapture", "truncation_marker"]
 
 _CHUNK = 64 * 1024
+MARKER_ROOM = 256
+"""Bytes a kept output may exceed its cap by: the truncation marker."""
 
 
 def truncation_marker(kept: int, dropped: int) -> bytes:

@@ -1,0 +1,114 @@
+"""The league's console output, shared by ``arena`` commands and ``arena demo``: tables, the
+progress of a league followed until it is done, and the leaderboard's rows."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from arboretum_sdk.clitools import fail
+
+__all__ = ["follow", "leaderboard_rows", "print_progress", "table", "version_label"]
+
+
+def table(headers: list[str], rows: list[list[str]], right: set[int] | None = None) -> str:
+    right = right or set()
+    widths = [len(h) for h in headers]
+    for row in rows:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], len(cell))
+
+    def line(cells: list[str]) -> str:
+        out = []
+        for i, cell in enumerate(cells):
+            out.append(cell.rjust(widths[i]) if i in right else cell.ljust(widths[i]))
+        return "  ".join(out).rstrip()
+
+    sep = "  ".join("-" * w for w in widths)
+    return "\n".join([line(headers), sep, *(line(row) for row in rows)])
+
+
+def version_label(r: Any, vid: str) -> str:
+    from . import store
+
+    version = store.get_version(r, vid)
+    return f"{version.name}@{vid[:8]}" if version else vid[:12]
+
+
+def print_progress(progress: Any, *, failures: bool = True) -> None:
+    print(f"league {progress.league.name} ({progress.league.status.value}): {progress.bar()}")
+    print(f"  {progress.summary() or 'no matches scheduled yet (arena league run)'}")
+    if failures and progress.failures:
+        print(f"  failed matches ({len(progress.failures)}):")
+        for match_id, reason in progress.failures:
+            print(f"    {match_id}: {reason}")
+    if failures and progress.retrying:
+        print(f"  being retried ({len(progress.retrying)}):")
+        for match_id, reason in progress.retrying:
+            print(f"    {match_id}: {reason}")
+
+
+def follow(
+    r: Any, name: str, interval: float = 0.5, *, problem: Callable[[], str | None] | None = None
+) -> int:
+    """Show the progress until the league is done; a ``problem()`` message aborts it."""
+    from .league import league_progress
+
+    tty = sys.stdout.isatty()
+    last = ""
+    while True:
+        progress = league_progress(r, name)
+        line = f"\r{progress.bar()}  {progress.summary()}"
+        if tty:
+            print(line.ljust(100), end="", flush=True)
+        elif line != last:
+            print(line.strip(), flush=True)
+        last = line
+        if progress.complete or progress.league.status.value == "cancelled":
+            break
+        trouble = problem() if problem is not None else None
+        if trouble:
+            if tty:
+                print()
+            return fail(trouble)
+        time.sleep(interval)
+    if tty:
+        print()
+    print_progress(progress)
+    return 0 if not progress.failures else 1
+
+
+def leaderboard_rows(r: Any, league: str, *, all_versions: bool = False) -> list[list[str]]:
+    from . import ratings, registry, store
+
+    rows = ratings.leaderboard(r, league)
+    if not all_versions:
+        latest: dict[str, tuple[int, str]] = {}
+        for vid, _rating, _stats in rows:
+            version = store.get_version(r, vid)
+            name = version.name if version else vid
+            order = registry.versions(r, name)
+            index = order.index(vid) if vid in order else -1
+            if name not in latest or index > latest[name][0]:
+                latest[name] = (index, vid)
+        keep = {vid for _, vid in latest.values()}
+        rows = [row for row in rows if row[0] in keep]
+    out = []
+    for rank, (vid, value, st) in enumerate(rows, 1):
+        version = store.get_version(r, vid)
+        mean_rank = st.mean_rank
+        out.append(
+            [
+                str(rank),
+                version.name if version else "?",
+                vid[:12],
+                f"{value:.1f}",
+                str(st.games),
+                str(st.wins),
+                f"{st.win_share:.1f}",
+                "-" if mean_rank is None else f"{mean_rank:.2f}",
+            ]
+        )
+    return out
