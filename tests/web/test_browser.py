@@ -61,6 +61,16 @@ def page(browser: Any, base_url: str, demo: DemoData) -> Iterator[Any]:
     pg = context.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    # a CSP violation (an inline style or script the policy refuses) is a console error
+    # (an error status of the page itself is logged too: that one is expected)
+    pg.on(
+        "console",
+        lambda msg: (
+            errors.append(msg.text)
+            if msg.type == "error" and not msg.text.startswith("Failed to load resource")
+            else None
+        ),
+    )
     try:
         yield pg
     finally:
@@ -94,7 +104,8 @@ def test_bot_page(page: Any, r: redis.Redis) -> None:
     assert page.locator("h1").inner_text().startswith("oakheart")
     versions = registry.versions(r, "oakheart")
     assert page.locator("#versions tbody tr").count() == len(versions)
-    assert page.locator("#rating-chart svg polyline").count() == len(versions)
+    assert page.locator("#rating-chart svg.wide polyline").count() == len(versions)
+    assert page.locator("#rating-chart svg.narrow polyline").count() == len(versions)
     assert page.locator("#head-to-head tbody tr").count() > 0
 
 

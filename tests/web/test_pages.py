@@ -105,18 +105,31 @@ def test_log_page_only_for_the_author(client: Any, r: redis.Redis, demo: DemoDat
     client.cookies.clear()
 
 
+def csrf_of(html: str) -> str:
+    """The form token a page hands out (safety.py)."""
+    found = re.search(r'name="csrf" value="([A-Za-z0-9_-]+)"', html)
+    assert found, "the page has no CSRF field"
+    return found.group(1)
+
+
 def test_login_and_logout(client: Any, demo: DemoData) -> None:
-    assert "Author sign-in" in _ok(client.get("/login"))
-    bad = client.post("/login", data={"token": "arena_nope"})
+    login = _ok(client.get("/login"))
+    assert "Author sign-in" in login
+    token = csrf_of(login)
+    bad = client.post("/login", data={"token": "arena_nope", "csrf": token})
     assert bad.status_code == 401 and "unknown token" in bad.text
-    good = client.post("/login", data={"token": demo.tokens["alice"]}, follow_redirects=False)
+    good = client.post(
+        "/login", data={"token": demo.tokens["alice"], "csrf": token}, follow_redirects=False
+    )
     assert good.status_code == 303
     cookie = good.headers["set-cookie"]
     assert "httponly" in cookie.lower() and "samesite=strict" in cookie.lower()
-    assert ">alice<" in _ok(client.get("/bots"))
-    out = client.post("/logout", follow_redirects=False)
+    bots = _ok(client.get("/bots"))
+    assert ">alice<" in bots
+    out = client.post("/logout", data={"csrf": csrf_of(bots)}, follow_redirects=False)
     assert out.status_code == 303
-    client.cookies.clear()
+    assert 'arena_token=""' in out.headers["set-cookie"]
+    client.cookies.delete("arena_token")
     assert ">alice<" not in client.get("/").text
 
 

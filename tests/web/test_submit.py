@@ -185,10 +185,19 @@ def test_submit_refusals(client: Any, r: redis.Redis) -> None:
     client.cookies.set("arena_token", alice)
     assert client.post(url, files={"file": ("m.py", BOT + b"#2\n")}).status_code == 401
     client.cookies.clear()
-    # a raw body needs a filename
+    # a raw body without a filename: its content says what it is (here, the same bot.py)
     raw = client.post(url, content=BOT, headers={**_auth(alice), "Content-Type": "text/plain"})
-    assert raw.status_code == 400
+    assert raw.status_code == 200 and raw.json()["created"] is False, raw.text
     assert registry.versions(r, "mine") == [registry.version_id({"bot.py": BOT})]
+    # ... and a raw zip or tar without one is unpacked as an archive
+    for archive in (_zip({"bot.py": BOT + b"#zip\n"}), _tar({"bot.py": BOT + b"#tgz\n"})):
+        resp = client.post(url, content=archive, headers=_auth(alice))
+        assert resp.status_code == 201, resp.text
+        assert set(store.get_version_files(r, resp.json()["version"])) == {"bot.py"}
+    too_long = client.post(
+        url + "?filename=" + "a" * 300 + ".py", content=BOT, headers=_auth(alice)
+    )
+    assert too_long.status_code == 400 and "filename" in too_long.json()["error"]["message"]
 
 
 def test_submit_uses_the_sandbox_check_by_default(r: redis.Redis) -> None:

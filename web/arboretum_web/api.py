@@ -9,14 +9,12 @@ import json
 import logging
 from typing import Any
 
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from arboretum_worker import registry, store
-from arboretum_worker.sandbox import SandboxError
 
 from . import queries
 from .app import default_check, request_author
@@ -36,11 +34,13 @@ from .resources import (
     require_seat_owner,
     status_param,
 )
-from .submission import MAX_UPLOAD_BYTES, SubmissionError, unpack_upload
+from .uploads import form_file, read_body, read_form, store_upload
 
 __all__ = ["routes"]
 
 log = logging.getLogger(__name__)
+
+MAX_FILENAME = 200
 
 
 def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -260,83 +260,34 @@ def me(request: Request) -> JSONResponse:
     return _json({"author": author, "bots": owned})
 
 
-async def _upload(request: Request) -> tuple[str, bytes]:
-    length = request.headers.get("content-length")
-    if length is not None and length.isdigit() and int(length) > MAX_UPLOAD_BYTES + 64 * 1024:
-        raise HTTPException(413, f"an upload is at most {MAX_UPLOAD_BYTES} bytes")
-    ctype = request.headers.get("content-type", "")
-    if ctype.startswith("multipart/form-data"):
-        if length is None:
-            raise HTTPException(411, "a multipart upload needs a Content-Length")
-        try:
-            form = await request.form(max_files=1, max_fields=4, max_part_size=MAX_UPLOAD_BYTES)
-        except Exception as exc:  # multipart parse errors have several types
-            raise HTTPException(400, f"malformed multipart body: {exc}") from None
-        upload = form.get("file")
-        if upload is None or isinstance(upload, str):
-            raise HTTPException(400, "the form needs a 'file' field holding the bot")
-        data = await upload.read(MAX_UPLOAD_BYTES + 1)
-        return upload.filename or "bot.py", data
-    filename = request.query_params.get("filename") or request.headers.get("x-filename") or ""
-    if not filename:
+async def _upload(request: Request) -> tuple[str | None, bytes]:
+    """The uploaded file and its name: a multipart form's ``file`` field, or the raw body with
+    ``?filename=`` (or ``X-Filename``); without a name the content tells what it is."""
+    if request.headers.get("content-type", "").startswith("multipart/form-data"):
+        return await form_file(await read_form(request))
+    filename = request.query_params.get("filename") or request.headers.get("x-filename") or None
+    if filename is not None and (len(filename) > MAX_FILENAME or "/" in filename):
         raise HTTPException(
-            400, "send multipart/form-data with a 'file' field, or the raw file with ?filename="
+            400, f"parameter 'filename' is a file name of at most {MAX_FILENAME} characters"
         )
-    chunks = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_UPLOAD_BYTES:
-            raise HTTPException(413, f"an upload is at most {MAX_UPLOAD_BYTES} bytes")
-        chunks.append(chunk)
-    return filename, b"".join(chunks)
+    return filename, await read_body(request)
 
 
 async def submit(request: Request) -> JSONResponse:
     author = request_author(request)
     if request.headers.get("authorization") is None or author is None:
         raise HTTPException(401, "send Authorization: Bearer <token> (arena web author add)")
-    r = redis_of(request)
     name = request.path_params["name"]
     try:
         store.validate_name("bot", name)
     except store.StoreError as exc:
         raise HTTPException(400, str(exc)) from None
-    existing = await run_in_threadpool(store.get_bot, r, name)
-    if existing is not None and existing.owner != author:
-        raise HTTPException(403, f"bot {name!r} belongs to another author")
     filename, data = await _upload(request)
     check = request.app.state.check or default_check(request.app.state.settings)
-
-    def store_it() -> tuple[str, bool]:
-        files = unpack_upload(filename, data)
-        vid = registry.version_id(registry.canonical_files(files))
-        new = store.get_version(r, vid) is None
-        return registry.add_version(r, name, files, owner=author, check=check), new
-
-    try:
-        vid, new = await run_in_threadpool(store_it)
-    except registry.TooLargeError as exc:
-        raise HTTPException(413, str(exc)) from None
-    except registry.OwnerMismatchError as exc:
-        raise HTTPException(403, str(exc)) from None
-    except registry.DuplicateContentError as exc:
-        raise HTTPException(409, str(exc)) from None
-    except (SubmissionError, registry.RegistryError) as exc:
-        raise HTTPException(400, str(exc)) from None
-    except SandboxError as exc:
-        log.error("submission of %s by %s: the sandbox check failed to run: %s", name, author, exc)
-        raise HTTPException(503, f"the bot could not be checked here: {exc}") from None
-    versions = registry.versions(r, name)
+    result = await store_upload(request, author, name, filename, data, check)
     return _json(
-        {
-            "bot": name,
-            "version": vid,
-            "index": versions.index(vid) + 1 if vid in versions else None,
-            "created": new,
-            "url": f"/bots/{name}",
-        },
-        status=201 if new else 200,
+        result.to_json(),
+        status=201 if result.created else 200,
         headers={"Location": f"/api/v1/bots/{name}"},
     )
 

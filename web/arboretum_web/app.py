@@ -9,7 +9,7 @@ never a traceback).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from typing import Any
 import redis
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
@@ -27,6 +28,8 @@ from arboretum_worker import store
 
 from . import authors
 from .queries import FitCache
+from .safety import CSRF_FIELD, SECURITY_HEADERS, LazyToken, SafetyMiddleware
+from .uploads import UploadGate
 
 __all__ = ["AUTH_COOKIE", "WebSettings", "create_app", "request_author"]
 
@@ -46,6 +49,10 @@ class WebSettings:
     sandbox: str | None = None
     """Sandbox kind for the default check (``$ARENA_SANDBOX`` when None)."""
     secure_cookies: bool = False
+    upload_concurrency: int = 2
+    """Uploads unpacked and checked at once (the rest wait)."""
+    upload_queue: int = 32
+    """Uploads that may wait for their turn; past that an upload gets 503."""
     fits: FitCache = field(default_factory=FitCache)
 
 
@@ -88,16 +95,31 @@ _TITLES = {
     401: "Not signed in",
     403: "Forbidden",
     404: "Not found",
+    405: "Method not allowed",
+    411: "Length required",
+    413: "Too large",
     500: "Internal error",
     503: "Unavailable",
 }
 
 
-def error_response(request: Request, status: int, message: str) -> Response:
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+def _author_or_none(request: Request) -> str | None:
+    """The signed-in author for an error page (None when the database is what failed)."""
+    try:
+        return request_author(request)
+    except redis.exceptions.RedisError:
+        return None
+
+
+def error_response(
+    request: Request, status: int, message: str, headers: Mapping[str, str] | None = None
+) -> Response:
+    extra = dict(headers or {})
+    if status == 401:
+        extra.setdefault("WWW-Authenticate", "Bearer")
     if _is_api(request):
         return JSONResponse(
-            {"error": {"status": status, "message": message}}, status_code=status, headers=headers
+            {"error": {"status": status, "message": message}}, status_code=status, headers=extra
         )
     templates: Jinja2Templates = request.app.state.templates
     return templates.TemplateResponse(
@@ -107,16 +129,18 @@ def error_response(request: Request, status: int, message: str) -> Response:
             "status": status,
             "title": _TITLES.get(status, "Error"),
             "message": message,
-            "author": None,
+            "author": _author_or_none(request),
+            "csrf": LazyToken(request),
+            "csrf_field": CSRF_FIELD,
         },
         status_code=status,
-        headers=headers,
+        headers=extra,
     )
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
-    return error_response(request, exc.status_code, str(exc.detail))
+    return error_response(request, exc.status_code, str(exc.detail), exc.headers)
 
 
 async def _store_error(request: Request, exc: Exception) -> Response:
@@ -125,10 +149,13 @@ async def _store_error(request: Request, exc: Exception) -> Response:
 
 
 async def _server_error(request: Request, exc: Exception) -> Response:
+    # Starlette answers these outside the middleware, so the security headers are added here.
     log.exception("error serving %s", request.url.path, exc_info=exc)
     if isinstance(exc, redis.exceptions.ConnectionError):
-        return error_response(request, 503, "the league's database is not reachable")
-    return error_response(request, 500, "internal error (it has been logged)")
+        return error_response(
+            request, 503, "the league's database is not reachable", SECURITY_HEADERS
+        )
+    return error_response(request, 500, "internal error (it has been logged)", SECURITY_HEADERS)
 
 
 def create_app(
@@ -145,6 +172,7 @@ def create_app(
     ]
     app = Starlette(
         routes=routes,
+        middleware=[Middleware(SafetyMiddleware)],
         exception_handlers={
             HTTPException: _http_error,
             store.StoreError: _store_error,
@@ -154,6 +182,7 @@ def create_app(
     app.state.settings = settings
     app.state.redis = client or redis.Redis.from_url(settings.redis_url)
     app.state.check = settings.check
+    app.state.uploads = UploadGate(settings.upload_concurrency, settings.upload_queue)
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     pages.install_filters(templates)
     app.state.templates = templates

@@ -25,17 +25,21 @@ def rating_chart(
     labels: Mapping[str, str],
     *,
     initial: float = 1500.0,
-    width: int = 720,
-    height: int = 260,
+    narrow: bool = False,
 ) -> str:
     """SVG markup: x is the game number of each version, y the Elo after that game.
 
-    Every line starts at ``initial`` (game 0, before the first game).
+    Every line starts at ``initial`` (game 0, before the first game). ``narrow``: the variant
+    for phones (a narrower drawing, so its labels stay readable once scaled to the screen; the
+    stylesheet shows one of the two).
     """
-    pad_l, pad_r, pad_t, pad_b = 52, 16, 14, 34
+    width, height = (400, 300) if narrow else (720, 260)
+    line = 21 if narrow else 16  # legend line height, for the font sizes of style.css
+    pad_l, pad_r, pad_t, pad_b = (58, 10, 14, 44) if narrow else (52, 16, 14, 34)
+    kind = "chart narrow" if narrow else "chart wide"
     if not series:
         return (
-            f'<svg class="chart" viewBox="0 0 {width} 60" role="img" aria-label="no games yet">'
+            f'<svg class="{kind}" viewBox="0 0 {width} 60" role="img" aria-label="no games yet">'
             f'<text x="{width / 2}" y="34" text-anchor="middle" class="muted">no games yet</text>'
             "</svg>"
         )
@@ -55,7 +59,7 @@ def rating_chart(
         return pad_t + plot_h * (hi - v) / (hi - lo)
 
     out = [
-        f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" '
+        f'<svg class="{kind}" viewBox="0 0 {width} {height}" role="img" '
         f'aria-label="rating history" xmlns="http://www.w3.org/2000/svg">'
     ]
     tick = lo
@@ -66,10 +70,10 @@ def rating_chart(
             f'text-anchor="end">{tick:.0f}</text>'
         )
         tick += step
-    xstep = max(1, int(_nice_step(n, 6)))
+    xstep = max(1, int(_nice_step(n, 4 if narrow else 6)))
     for i in range(0, n + 1, xstep):
         out.append(
-            f'<text class="axis" x="{x(i):.1f}" y="{height - pad_b + 16}" '
+            f'<text class="axis" x="{x(i):.1f}" y="{height - pad_b + line}" '
             f'text-anchor="middle">{i}</text>'
         )
     out.append(
@@ -88,7 +92,8 @@ def rating_chart(
         lx, ly = coords[-1]
         out.append(f'<circle cx="{lx:.1f}" cy="{ly:.1f}" r="3.5" fill="{colour}"/>')
         out.append(
-            f'<text class="legend" x="{pad_l + 8}" y="{pad_t + 14 + 16 * k}" fill="{colour}">'
+            f'<text class="legend" x="{pad_l + 8}" y="{pad_t + line - 2 + line * k}" '
+            f'fill="{colour}">'
             f"&#9632; {label} ({points[-1]:.0f})</text>"
         )
     out.append("</svg>")

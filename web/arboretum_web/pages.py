@@ -6,6 +6,7 @@ import datetime as dt
 from typing import Any
 
 from markupsafe import Markup
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -15,7 +16,7 @@ from starlette.templating import Jinja2Templates
 from arboretum_worker import store
 
 from . import authors, queries
-from .app import AUTH_COOKIE, request_author
+from .app import AUTH_COOKIE, default_check, request_author
 from .chart import rating_chart
 from .resources import (
     bool_param,
@@ -30,6 +31,8 @@ from .resources import (
     require_seat_owner,
     status_param,
 )
+from .safety import CSRF_FIELD, LazyToken, check_csrf
+from .uploads import form_file, read_form, store_upload
 
 __all__ = ["install_filters", "routes"]
 
@@ -68,6 +71,8 @@ def install_filters(templates: Jinja2Templates) -> None:
 def _render(request: Request, template: str, status_code: int = 200, **context: Any) -> Response:
     templates: Jinja2Templates = request.app.state.templates
     context.setdefault("author", request_author(request))
+    context["csrf"] = LazyToken(request)
+    context["csrf_field"] = CSRF_FIELD
     return templates.TemplateResponse(request, template, context, status_code=status_code)
 
 
@@ -117,21 +122,24 @@ def bot_page(request: Request) -> Response:
     if league:
         lg = store.get_league(r, league)
         initial = lg.settings.elo.initial if lg else initial
-    chart = rating_chart(
-        {vid: [e.rating for e in entries] for vid, entries in history.items()},
-        labels,
-        initial=initial,
-    )
+    series = {vid: [e.rating for e in entries] for vid, entries in history.items()}
     h2h = queries.bot_h2h(r, league, versions) if league else []
+    mine = request_author(request) is not None and request_author(request) == bot.owner
+    uploaded = None
+    if mine and request.query_params.get("uploaded") in index:
+        vid = request.query_params["uploaded"]
+        uploaded = next(v for v in data["versions"] if v["id"] == vid)
     return _render(
         request,
         "bot.html",
         bot=data,
         league=league,
-        chart=Markup(chart),
+        chart=Markup(rating_chart(series, labels, initial=initial)),
+        chart_narrow=Markup(rating_chart(series, labels, initial=initial, narrow=True)),
         h2h=h2h,
         labels=labels,
-        mine=request_author(request) is not None and request_author(request) == bot.owner,
+        mine=mine,
+        uploaded=uploaded,
         nav="bots",
     )
 
@@ -233,6 +241,7 @@ async def login_page(request: Request) -> Response:
     if request.method == "GET":
         return _render(request, "login.html", error=None, nav="login")
     form = await request.form(max_files=0, max_fields=4)
+    check_csrf(request, form)
     token = str(form.get("token") or "").strip()
     author = authors.authenticate(redis_of(request), token)
     if author is None:
@@ -249,10 +258,53 @@ async def login_page(request: Request) -> Response:
     return response
 
 
-def logout(request: Request) -> Response:
+async def logout(request: Request) -> Response:
+    form = await request.form(max_files=0, max_fields=4)
+    check_csrf(request, form)
     response = RedirectResponse("/", status_code=303)
     response.delete_cookie(AUTH_COOKIE)
     return response
+
+
+def _owned_bots(r: Any, author: str) -> list[str]:
+    return [n for n in store.list_bots(r) if (b := store.get_bot(r, n)) and b.owner == author]
+
+
+async def upload_page(request: Request) -> Response:
+    """The upload form of a signed-in author (the API's submission, from the browser)."""
+    author = request_author(request)
+    if author is None:
+        raise HTTPException(401, "sign in with your author token to upload a bot")
+    r = redis_of(request)
+    bots = await run_in_threadpool(_owned_bots, r, author)
+    if request.method == "GET":
+        chosen = request.query_params.get("name", "")
+        return _render(request, "upload.html", bots=bots, name=chosen, error=None, nav="bots")
+    form = await read_form(request)
+    check_csrf(request, form)
+    name = str(form.get("name") or "").strip()
+    try:
+        try:
+            store.validate_name("bot", name)
+        except store.StoreError as exc:
+            raise HTTPException(400, str(exc)) from None
+        filename, data = await form_file(form)
+        check = request.app.state.check or default_check(request.app.state.settings)
+        result = await store_upload(request, author, name, filename, data, check)
+    except HTTPException as exc:
+        if exc.status_code == 503:
+            raise
+        return _render(
+            request,
+            "upload.html",
+            status_code=exc.status_code,
+            bots=bots,
+            name=name,
+            error=str(exc.detail),
+            nav="bots",
+        )
+    where = f"/bots/{result.bot}?uploaded={result.version}"
+    return RedirectResponse(where, status_code=303)
 
 
 def routes() -> list[Route]:
@@ -267,5 +319,6 @@ def routes() -> list[Route]:
         Route("/matches/{match_id}/games/{game:int}", replay_page),
         Route("/matches/{match_id}/seats/{seat:int}/log", log_page),
         Route("/login", login_page, methods=["GET", "POST"]),
+        Route("/upload", upload_page, methods=["GET", "POST"]),
         Route("/logout", logout, methods=["POST"]),
     ]

@@ -120,6 +120,17 @@
     return perspective === step.seat;
   }
 
+  // Turns are shown from 1 (the replay format counts them from 0).
+  function turnLabel(step) {
+    return "turn " + (step.turn + 1);
+  }
+
+  // Whether the seat had forfeited before this step: its moves are the referee's fallback.
+  function byFallback(i) {
+    const step = doc.steps[i];
+    return step.kind !== "forfeit" && snaps[i].forfeited[step.seat];
+  }
+
   function describe(step) {
     const who = seatName(step.seat);
     if (step.kind === "draw") {
@@ -138,8 +149,12 @@
   // ------------------------------------------------------------------ drawing
 
   function el(tag, attrs, text) {
+    // (colours go through the CSSOM: the page's CSP allows no style attribute)
     const e = document.createElement(tag);
-    for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
+    for (const k in attrs || {}) {
+      if (k === "background") e.style.background = attrs[k];
+      else e.setAttribute(k, attrs[k]);
+    }
     if (text !== undefined) e.textContent = text;
     return e;
   }
@@ -157,7 +172,7 @@
     const e = el("span", {
       class: "card-chip" + (LIGHT.has(code) ? " light" : "") + (extra ? " " + extra : ""),
       title: cardText(c),
-      style: "background:" + SPECIES[code].colour,
+      background: SPECIES[code].colour,
     });
     e.append(el("b", {}, c.slice(2)), el("small", {}, code));
     return e;
@@ -186,16 +201,18 @@
       root.append(g);
       return { c, code, g };
     });
-    // the counted paths go over the cards and under their numbers
+    // the counted paths go over the cards, through the band between a card's number and its
+    // species code, so neither is covered
+    const PATH_Y = 30;
     (paths || []).forEach((p) => {
-      const pts = p.cells.map((c) => (px(c[0]) + CW / 2) + "," + (py(c[1]) + CH / 2)).join(" ");
+      const pts = p.cells.map((c) => (px(c[0]) + CW / 2) + "," + (py(c[1]) + PATH_Y)).join(" ");
       const g = svg("g", { class: "path", "data-species": p.code });
       g.append(svg("polyline", { points: pts, class: "path-halo" }));
       g.append(svg("polyline", { points: pts, class: "path-line", stroke: SPECIES[p.code].colour }));
       p.cells.forEach((c, k) => {
         const end = k === 0 || k === p.cells.length - 1;
         g.append(svg("circle", {
-          cx: px(c[0]) + CW / 2, cy: py(c[1]) + CH / 2, r: end ? 7 : 4,
+          cx: px(c[0]) + CW / 2, cy: py(c[1]) + PATH_Y, r: end ? 5 : 3,
           class: "path-dot" + (end ? " end" : ""), fill: SPECIES[p.code].colour,
         }));
       });
@@ -291,7 +308,7 @@
         const tr = el("tr", { class: "species-row", "data-seat": r.seat, "data-species": code });
         tr.append(el("td", {}));
         const name = el("td", {});
-        name.append(el("span", { class: "dot", style: "background:" + SPECIES[code].colour }), document.createTextNode(" " + SPECIES[code].name));
+        name.append(el("span", { class: "dot", background: SPECIES[code].colour }), document.createTextNode(" " + SPECIES[code].name));
         tr.append(name, el("td", { class: "num" }, String(sp.hand_total)), el("td", {}, sp.has_right ? "yes" : "no"));
         const path = el("td", { class: "path-cell" });
         if (sp.path) {
@@ -310,7 +327,9 @@
       });
     });
     table.append(body);
-    box.append(table);
+    const scroll = el("div", { class: "table-scroll" });
+    scroll.append(table);
+    box.append(scroll);
     const w = res.winners.map(seatName).join(" and ");
     box.append(el("p", { class: "winner-line", id: "winners" }, (res.winners.length > 1 ? "Shared win: " : "Winner: ") + w));
     box.hidden = false;
@@ -337,8 +356,11 @@
     }
     log.querySelectorAll("li").forEach((li, i) => {
       const step = doc.steps[i];
-      li.textContent = "turn " + step.turn + ": " + describe(step);
-      if (step.fault) li.append(el("span", { class: "tag bad" }, step.fault.kind));
+      li.textContent = turnLabel(step) + ": " + describe(step);
+      const fallback = byFallback(i);
+      li.classList.toggle("fallback", fallback);
+      if (fallback) li.append(el("span", { class: "tag bad", title: "the seat has forfeited: the referee's fallback plays its turns" }, "forfeited: fallback"));
+      else if (step.fault) li.append(el("span", { class: "tag bad" }, step.fault.kind));
       li.classList.toggle("done", i < pos);
       li.classList.toggle("current", i === pos - 1);
     });
@@ -352,9 +374,12 @@
     const atEnd = pos === n && !!doc.result;
     $("deck-size").textContent = String(s.deck);
     const last = s.last === null ? null : doc.steps[s.last];
-    $("last-action").textContent = last ? describe(last) : "The cards are dealt.";
-    const turn = pos < n ? doc.steps[pos].turn : last ? last.turn : 0;
-    $("position").textContent = "turn " + turn + " · step " + pos + " / " + n + (atEnd ? " · game over" : "");
+    $("last-action").textContent = last
+      ? describe(last) + (byFallback(s.last) ? " (the fallback's move: this seat has forfeited)" : "")
+      : "The cards are dealt.";
+    // the turn of the step just shown, not of the one to come
+    const where = last ? turnLabel(last) : "the deal";
+    $("position").textContent = where + " · step " + pos + " / " + n + (atEnd ? " · game over" : "");
     $("scrub").value = String(pos);
     renderSeats(s, atEnd);
     if (atEnd) renderScoring(); else $("scoring").hidden = true;
