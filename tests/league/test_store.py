@@ -29,6 +29,14 @@ def test_key_layout_is_pinned() -> None:
     assert Keys.LEAGUES == "arena:leagues"
     assert Keys.league("spring") == "arena:league:spring"
     assert Keys.league_matches("spring") == "arena:league:spring:matches"
+    assert Keys.league_status("spring", "failed") == "arena:league:spring:status:failed"
+    assert Keys.league_retrying("spring") == "arena:league:spring:retrying"
+    assert Keys.league_bot("spring", "alpha") == "arena:league:spring:bot:alpha"
+    assert (
+        Keys.league_bot_status("spring", "alpha", "queued")
+        == "arena:league:spring:bot:alpha:status:queued"
+    )
+    assert Keys.INDEX_VERSION == "arena:index:version"
     assert Keys.match("m1") == "arena:match:m1"
     assert Keys.result("m1") == "arena:result:m1"
     assert Keys.replay("m1") == "arena:replay:m1"

@@ -170,12 +170,13 @@ def matches(request: Request) -> JSONResponse:
     total, page = queries.list_matches(
         r, league=league_name, bot=bot_name, status=status, offset=offset, limit=limit
     )
+    data = queries.row_data(r, page)
     return _json(
         {
             "total": total,
             "offset": offset,
             "limit": limit,
-            "matches": [match_json(request, m, brief=True) for m in page],
+            "matches": [match_json(request, m, brief=True, data=data) for m in page],
         }
     )
 

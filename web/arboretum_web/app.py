@@ -181,6 +181,7 @@ def create_app(
     )
     app.state.settings = settings
     app.state.redis = client or redis.Redis.from_url(settings.redis_url)
+    app.state.indexed = False  # see resources.redis_of
     app.state.check = settings.check
     app.state.uploads = UploadGate(settings.upload_concurrency, settings.upload_queue)
     templates = Jinja2Templates(directory=str(HERE / "templates"))

@@ -100,10 +100,16 @@ def _client(args: argparse.Namespace) -> Any:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from arboretum_worker.league import prepare_store
+
     from .app import WebSettings, create_app
 
     settings = WebSettings(redis_url=_redis_url(args), secure_cookies=args.secure_cookies)
-    _client(args).close()
+    client = _client(args)
+    indexed = prepare_store(client)  # matches stored before the match indexes, once
+    client.close()
+    if indexed:
+        print(f"arena web: indexed {indexed} stored matches")
     print(f"arena web: serving on http://{args.host}:{args.port}/ (Redis {settings.redis_url})")
     uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
     return 0

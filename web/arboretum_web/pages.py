@@ -77,8 +77,7 @@ def _render(request: Request, template: str, status_code: int = 200, **context: 
 
 
 def _league_names(r: Any) -> list[str]:
-    found = [store.get_league(r, n) for n in store.list_leagues(r)]
-    return [lg.name for lg in sorted((x for x in found if x), key=lambda x: -x.created)]
+    return [lg.name for lg in store.get_leagues(r)]
 
 
 def leaderboard_page(request: Request) -> Response:
@@ -146,11 +145,9 @@ def bot_page(request: Request) -> Response:
 
 def leagues_page(request: Request) -> Response:
     r = redis_of(request)
-    leagues = []
-    for name in _league_names(r):
-        lg = store.get_league(r, name)
-        if lg is not None:
-            leagues.append((lg, queries.league_state(r, name)))
+    leagues = [
+        (lg, queries.league_state(r, lg.name, counts_only=True)) for lg in store.get_leagues(r)
+    ]
     return _render(request, "leagues.html", leagues=leagues, nav="leagues")
 
 
@@ -165,7 +162,7 @@ def league_page(request: Request) -> Response:
         league=lg,
         progress=progress,
         rows=rows,
-        bots=[(v, queries.version_label(r, v)) for v in lg.settings.bots],
+        bots=queries.version_labels(r, lg.settings.bots),
         nav="leagues",
     )
 
@@ -188,7 +185,8 @@ def matches_page(request: Request) -> Response:
         offset=(page - 1) * PAGE_SIZE,
         limit=PAGE_SIZE,
     )
-    rows = [match_json(request, m, brief=True) for m in records]
+    data = queries.row_data(r, records)
+    rows = [match_json(request, m, brief=True, data=data) for m in records]
     pages = max(1, -(-total // PAGE_SIZE))
     if page > pages and total:
         raise HTTPException(404, f"page {page} is past the last page ({pages})")

@@ -7,12 +7,14 @@ intervals) is recomputed only when the league's result sequence number changes (
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from arboretum_worker import ratings, registry, store
+from arboretum_worker import matchindex, ratings, registry, store
 from arboretum_worker.fit import HeadToHead, fit_ratings, head_to_head
 from arboretum_worker.league import LeagueProgress, league_progress
 from arboretum_worker.schedule import match_id as schedule_match_id
@@ -25,6 +27,7 @@ __all__ = [
     "H2HRow",
     "LeaderboardRow",
     "MatchPage",
+    "RowData",
     "bot_h2h",
     "bot_history",
     "bot_leagues",
@@ -33,9 +36,13 @@ __all__ = [
     "game_revealed",
     "leaderboard",
     "list_matches",
+    "row_data",
     "seat_owners",
     "version_label",
+    "version_labels",
 ]
+
+log = logging.getLogger(__name__)
 
 MAX_PAGE = 200
 _TERMINAL = {store.MatchStatus.FINISHED, store.MatchStatus.FAILED, store.MatchStatus.CANCELLED}
@@ -49,9 +56,8 @@ def version_label(r: Any, vid: str) -> str:
 
 def default_league(r: Any) -> str | None:
     """The newest league (as ``arena leaderboard`` picks it), or None."""
-    leagues = [store.get_league(r, n) for n in store.list_leagues(r)]
-    found = [lg for lg in leagues if lg is not None]
-    return max(found, key=lambda lg: lg.created).name if found else None
+    leagues = store.get_leagues(r)
+    return leagues[0].name if leagues else None
 
 
 # --------------------------------------------------------------------------- batch fit
@@ -70,24 +76,66 @@ def _fit(results: Sequence[store.MatchResult]) -> dict[str, FitRow]:
 
 
 class FitCache:
-    """The fit of each league, keyed by its last result sequence number (thread-safe)."""
+    """The fit of each league, keyed by its last result sequence number (thread-safe).
+
+    A fit reads every result of its league (seconds for 100,000). The first fit of a league is
+    computed when asked for; after that a page never waits for one: when new results came in,
+    it gets the last fit while a thread computes the new one (one per league at a time), so
+    the ratings shown may lag the newest results by the time one fit takes.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._fits: dict[str, tuple[int, dict[str, FitRow]]] = {}
+        self._refreshing: set[str] = set()
+
+    @staticmethod
+    def _seq(r: Any, league: str) -> int:
+        raw = r.get(store.Keys.elo_seq(league))
+        return int(raw) if raw is not None else 0
+
+    def _compute(self, r: Any, league: str) -> dict[str, FitRow]:
+        seq = self._seq(r, league)
+        results = ratings.results_in_order(r, league)
+        fit = _fit(results) if results else {}
+        with self._lock:
+            known = self._fits.get(league)
+            if known is None or known[0] <= seq:
+                self._fits[league] = (seq, fit)
+        return fit
+
+    def _refresh(self, r: Any, league: str) -> None:
+        try:
+            self._compute(r, league)
+        except Exception:  # the next page asks again; the stale fit stays meanwhile
+            log.exception("league %s: refreshing the rating fit failed", league)
+        finally:
+            with self._lock:
+                self._refreshing.discard(league)
 
     def get(self, r: Any, league: str) -> dict[str, FitRow]:
-        raw = r.get(store.Keys.elo_seq(league))
-        seq = int(raw) if raw is not None else 0
+        seq = self._seq(r, league)
         with self._lock:
             cached = self._fits.get(league)
             if cached is not None and cached[0] == seq:
                 return cached[1]
-        results = ratings.results_in_order(r, league)
-        fit = _fit(results) if results else {}
-        with self._lock:
-            self._fits[league] = (seq, fit)
-        return fit
+            if cached is not None:
+                if league not in self._refreshing:
+                    self._refreshing.add(league)
+                    threading.Thread(
+                        target=self._refresh, args=(r, league), name=f"fit-{league}", daemon=True
+                    ).start()
+                return cached[1]
+        return self._compute(r, league)
+
+    def wait(self, timeout: float = 60.0) -> None:
+        """Wait until no refresh runs (for tests)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                if not self._refreshing:
+                    return
+            time.sleep(0.01)
 
 
 # --------------------------------------------------------------------------- leaderboard
@@ -141,13 +189,12 @@ def leaderboard(
     """The league's versions by live Elo (latest version of each bot unless ``all_versions``)."""
     fit = fits.get(r, league)
     rows: list[LeaderboardRow] = []
-    names: dict[str, list[str]] = {}
-    for vid, elo, st in ratings.leaderboard(r, league):
-        version = store.get_version(r, vid)
-        name = version.name if version else "?"
-        if name not in names:
-            names[name] = registry.versions(r, name) if version else []
-        order = names[name]
+    board = ratings.leaderboard(r, league)
+    bots = store.version_names(r, (vid for vid, _, _ in board))
+    histories = _histories(r, {name for name in bots.values() if name})
+    for vid, elo, st in board:
+        name = bots.get(vid) or "?"
+        order = histories.get(name, [])
         index = order.index(vid) + 1 if vid in order else 0
         rows.append(
             LeaderboardRow(
@@ -177,6 +224,24 @@ def leaderboard(
             continue
         out.append(_replace(row, rank=len(out) + 1, latest=latest))
     return out
+
+
+def _histories(r: Any, names: set[str]) -> dict[str, list[str]]:
+    """Each bot's versions, oldest first (as ``registry.versions``), in one round trip."""
+    ordered = sorted(names)
+    pipe = r.pipeline(transaction=False)
+    for name in ordered:
+        pipe.lrange(store.Keys.bot_versions(name), 0, -1)
+    return {
+        name: [store.as_text(v) for v in vids]
+        for name, vids in zip(ordered, pipe.execute(), strict=True)
+    }
+
+
+def version_labels(r: Any, vids: Sequence[str]) -> list[tuple[str, str]]:
+    """(version id, ``name@abcdef12``) of each, as :func:`version_label`, in one round trip."""
+    names = store.version_names(r, vids)
+    return [(vid, f"{names[vid]}@{vid[:8]}" if names[vid] else vid[:12]) for vid in vids]
 
 
 def _replace(row: LeaderboardRow, **changes: Any) -> LeaderboardRow:
@@ -274,10 +339,11 @@ def bot_h2h(r: Any, league: str, versions: Sequence[str]) -> list[H2HRow]:
 # --------------------------------------------------------------------------- leagues, matches
 
 
-def league_state(r: Any, name: str) -> LeagueProgress | None:
+def league_state(r: Any, name: str, *, counts_only: bool = False) -> LeagueProgress | None:
+    """The league's progress (its counts, and its failed matches unless ``counts_only``)."""
     if store.get_league(r, name) is None:
         return None
-    return league_progress(r, name)
+    return league_progress(r, name, counts_only=counts_only)
 
 
 def list_matches(
@@ -289,35 +355,11 @@ def list_matches(
     offset: int = 0,
     limit: int = 50,
 ) -> tuple[int, list[store.MatchRecord]]:
-    """Matches in schedule order (newest league first), filtered; returns (total, page)."""
-    if league is not None:
-        leagues = [league]
-    else:
-        found = [store.get_league(r, n) for n in store.list_leagues(r)]
-        leagues = [lg.name for lg in sorted((x for x in found if x), key=lambda x: -x.created)]
-    if bot is None and status is None:
-        # No filter: count the lists, read only the page's records.
-        ids = [mid for name in leagues for mid in store.league_matches(r, name)]
-        records = (store.get_match(r, mid) for mid in ids[offset : offset + limit])
-        return len(ids), [rec for rec in records if rec is not None]
-    wanted: set[str] | None = None
-    if bot is not None:
-        wanted = set(registry.versions(r, bot)) or {bot}
-    total = 0
-    page: list[store.MatchRecord] = []
-    for name in leagues:
-        for mid in store.league_matches(r, name):
-            record = store.get_match(r, mid)
-            if record is None:
-                continue
-            if status is not None and record.status is not status:
-                continue
-            if wanted is not None and not wanted.intersection(record.seats):
-                continue
-            if offset <= total < offset + limit:
-                page.append(record)
-            total += 1
-    return total, page
+    """Matches in schedule order (newest league first), filtered by league, bot (name) and
+    status; returns (total, page). Reads the match indexes: a page's worth of records."""
+    leagues = [league] if league is not None else [lg.name for lg in store.get_leagues(r)]
+    total, ids = matchindex.page(r, leagues, bot=bot, status=status, offset=offset, limit=limit)
+    return total, [rec for rec in store.get_matches(r, ids) if rec is not None]
 
 
 def seat_owners(r: Any, record: store.MatchRecord) -> list[str | None]:
@@ -341,18 +383,59 @@ def deal_siblings(record: store.MatchRecord) -> list[str]:
     return ids if record.id in ids else [record.id]
 
 
+@dataclass(frozen=True, slots=True)
+class RowData:
+    """What showing some matches needs besides their records, read in three round trips:
+    the bot name of each seat's version, the status of every rotation of their deals, and the
+    results of the finished ones."""
+
+    names: dict[str, str | None]
+    statuses: dict[str, str | None]
+    results: dict[str, store.MatchResult | None]
+
+    def label(self, vid: str) -> str:
+        """``name@abcdef12`` for a version id (the short id alone if it is unknown)."""
+        name = self.names.get(vid)
+        return f"{name}@{vid[:8]}" if name else vid[:12]
+
+    def revealed(self, record: store.MatchRecord) -> bool:
+        """As :func:`game_revealed`, from the statuses read here."""
+        if record.status is not store.MatchStatus.FINISHED:
+            return False
+        terminal = {s.value for s in _TERMINAL}
+        return all(
+            self.statuses.get(mid) in terminal or self.statuses.get(mid) is None
+            for mid in deal_siblings(record)
+            if mid != record.id
+        )
+
+
+def row_data(r: Any, records: Sequence[store.MatchRecord]) -> RowData:
+    """The :class:`RowData` of these matches."""
+    names = store.version_names(r, (vid for rec in records for vid in rec.seats))
+    siblings = sorted({mid for rec in records for mid in deal_siblings(rec)})
+    pipe = r.pipeline(transaction=False)
+    for mid in siblings:
+        pipe.hget(store.Keys.match(mid), "status")
+    statuses = {
+        mid: store.as_text(s) if s is not None else None
+        for mid, s in zip(siblings, pipe.execute(), strict=True)
+    }
+    finished = [rec.id for rec in records if rec.status is store.MatchStatus.FINISHED]
+    raw = r.mget([store.Keys.result(mid) for mid in finished]) if finished else []
+    results = {
+        mid: store.MatchResult.from_json(text) if text is not None else None
+        for mid, text in zip(finished, raw, strict=True)
+    }
+    return RowData(names, statuses, results)
+
+
 def game_revealed(r: Any, record: store.MatchRecord) -> bool:
     """True once the match and every other rotation of its deal are over (finished, failed or
     cancelled), and the match itself finished: then its hands and seed are no secret."""
     if record.status is not store.MatchStatus.FINISHED:
         return False
-    for mid in deal_siblings(record):
-        if mid == record.id:
-            continue
-        other = store.get_match(r, mid)
-        if other is not None and other.status not in _TERMINAL:
-            return False
-    return True
+    return row_data(r, [record]).revealed(record)
 
 
 @dataclass

@@ -37,7 +37,15 @@ _FALSE = {"0", "false", "no", "off", ""}
 
 
 def redis_of(request: Request) -> Any:
-    return request.app.state.redis
+    """The app's Redis client; the first call indexes matches stored before the match
+    indexes existed (``league.prepare_store``), which the pages read."""
+    state = request.app.state
+    if not state.indexed:
+        from arboretum_worker.league import prepare_store
+
+        prepare_store(state.redis)
+        state.indexed = True
+    return state.redis
 
 
 # --------------------------------------------------------------------------- parameters
@@ -154,7 +162,9 @@ def league_json(r: Any, league: store.League) -> dict[str, Any]:
         "settings": {
             "players": s.players,
             "games_per_pairing": s.games_per_pairing,
-            "bots": [{"version": v, "label": queries.version_label(r, v)} for v in s.bots],
+            "bots": [
+                {"version": v, "label": label} for v, label in queries.version_labels(r, s.bots)
+            ],
             "time_control": {
                 "per_decision_ms": s.time_control.per_decision_ms,
                 "bank_ms": s.time_control.bank_ms,
@@ -192,20 +202,22 @@ def bot_json(r: Any, bot: store.Bot) -> dict[str, Any]:
 
 
 def match_json(
-    request: Request, record: store.MatchRecord, *, brief: bool = False
+    request: Request,
+    record: store.MatchRecord,
+    *,
+    brief: bool = False,
+    data: queries.RowData | None = None,
 ) -> dict[str, Any]:
+    """The JSON form of a match; ``data`` is :func:`queries.row_data` of a page of matches
+    that holds this one (read for this match alone when None)."""
     r = redis_of(request)
-    revealed = queries.game_revealed(r, record)
+    if data is None:
+        data = queries.row_data(r, [record])
+    revealed = data.revealed(record)
     seats = []
     for seat, vid in enumerate(record.seats):
-        version = store.get_version(r, vid)
         seats.append(
-            {
-                "seat": seat,
-                "version": vid,
-                "bot": version.name if version else None,
-                "label": queries.version_label(r, vid),
-            }
+            {"seat": seat, "version": vid, "bot": data.names.get(vid), "label": data.label(vid)}
         )
     out: dict[str, Any] = {
         "id": record.id,
@@ -220,7 +232,7 @@ def match_json(
         "started": record.started,
         "finished": record.finished,
     }
-    result = store.get_result(r, record.id) if record.status is store.MatchStatus.FINISHED else None
+    result = data.results.get(record.id)
     out["result"] = None
     if result is not None:
         out["result"] = {

@@ -173,9 +173,13 @@ def _redis(args: argparse.Namespace) -> Any:
     from .settings import RedisUnavailable, connect_redis
 
     try:
-        return connect_redis(_settings(args).redis_url)
+        client = connect_redis(_settings(args).redis_url)
     except RedisUnavailable as exc:
         raise UserError(str(exc)) from None
+    from .league import prepare_store
+
+    prepare_store(client)  # one GET, unless matches stored before the indexes are there
+    return client
 
 
 def _league_name(r: Any, name: str | None) -> str | None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import registry, store
+from . import matchindex, registry, store
 from .schedule import round_robin
 from .settings import WorkerSettings, job_timeout
 
@@ -33,6 +33,7 @@ __all__ = [
     "job_id",
     "league_progress",
     "mark_finished_if_done",
+    "prepare_store",
     "read_bot_files",
     "resolve_version",
     "retry_league",
@@ -105,14 +106,15 @@ def bot_entry(path: Path) -> Path:
     return path
 
 
-def sandbox_runner(settings: WorkerSettings) -> Any:
-    """The bot sandbox runner the settings ask for (``ARENA_SANDBOX``, ``ARENA_BOT_IMAGE``)."""
-    from .sandbox import make_runner
+def sandbox_runner(settings: WorkerSettings, limits: Any = None) -> Any:
+    """The bot sandbox runner the settings ask for (``ARENA_SANDBOX``, ``ARENA_BOT_IMAGE``),
+    with ``limits`` (a ``SandboxLimits``; the defaults when None)."""
+    from .sandbox import DEFAULT_LIMITS, make_runner
 
     options: dict[str, Any] = {}
     if settings.sandbox == "docker" and settings.bot_image:
         options["image"] = settings.bot_image
-    return make_runner(kind=settings.sandbox, **options)
+    return make_runner(settings.sandbox, limits or DEFAULT_LIMITS, **options)
 
 
 def sandbox_check(settings: WorkerSettings | str) -> registry.BotCheck:
@@ -261,6 +263,15 @@ def enqueue_matches(
     return count
 
 
+def _with_status(r: Any, name: str, *statuses: store.MatchStatus) -> list[str]:
+    """The league's matches of these statuses, in schedule order (from the match indexes)."""
+    pipe = r.pipeline(transaction=False)
+    for status in statuses:
+        pipe.zrange(store.Keys.league_status(name, status), 0, -1, withscores=True)
+    found = [(score, store.as_text(m)) for chunk in pipe.execute() for m, score in chunk]
+    return [match_id for _, match_id in sorted(found)]
+
+
 def run_league(r: Any, name: str, settings: WorkerSettings) -> int:
     """Schedule the league's round robin (idempotent) and enqueue its unfinished matches."""
     league = _league(r, name)
@@ -269,14 +280,7 @@ def run_league(r: Any, name: str, settings: WorkerSettings) -> int:
     ls = league.settings
     specs = round_robin(name, ls.bots, ls.players, ls.games_per_pairing, ls.seed)
     store.create_matches(r, specs)
-    pending = []
-    for spec in specs:
-        record = store.get_match(r, spec.match_id)
-        if record is not None and record.status in (
-            store.MatchStatus.QUEUED,
-            store.MatchStatus.RUNNING,
-        ):
-            pending.append(spec.match_id)
+    pending = _with_status(r, name, store.MatchStatus.QUEUED, store.MatchStatus.RUNNING)
     store.set_league_status(r, name, store.LeagueStatus.RUNNING)
     return enqueue_matches(r, league, pending, settings)
 
@@ -285,15 +289,11 @@ def retry_league(r: Any, name: str, settings: WorkerSettings) -> list[str]:
     """Re-run the league's failed (and cancelled) matches; returns their ids."""
     league = _league(r, name)
     again = []
-    for match_id in store.league_matches(r, name):
-        record = store.get_match(r, match_id)
-        if record is None or record.status not in (
-            store.MatchStatus.FAILED,
-            store.MatchStatus.CANCELLED,
+    for match_id in _with_status(r, name, store.MatchStatus.FAILED, store.MatchStatus.CANCELLED):
+        if store.set_match_status(
+            r, match_id, store.MatchStatus.QUEUED, failure="(retry requested)"
         ):
-            continue
-        store.set_match_status(r, match_id, store.MatchStatus.QUEUED, failure="(retry requested)")
-        again.append(match_id)
+            again.append(match_id)
     store.set_league_status(r, name, store.LeagueStatus.RUNNING)
     enqueue_matches(r, league, again, settings)
     return again
@@ -310,14 +310,7 @@ def cancel_league(r: Any, name: str, settings: WorkerSettings) -> int:
         )
     store.set_league_status(r, name, store.LeagueStatus.CANCELLED)
     count = 0
-    for match_id in store.league_matches(r, name):
-        record = store.get_match(r, match_id)
-        if record is None or record.status in (
-            store.MatchStatus.FINISHED,
-            store.MatchStatus.FAILED,
-            store.MatchStatus.CANCELLED,
-        ):
-            continue
+    for match_id in _with_status(r, name, store.MatchStatus.QUEUED, store.MatchStatus.RUNNING):
         job = _fetch_job(r, match_id)
         if job is not None:
             status = job.get_status(refresh=True)
@@ -335,15 +328,22 @@ def cancel_league(r: Any, name: str, settings: WorkerSettings) -> int:
     return count
 
 
+PROGRESS_DETAILS = 100
+"""How many failed (and retried) matches a progress lists by id; the counts cover all."""
+
+
 @dataclass
 class LeagueProgress:
     league: store.League
     total: int
     counts: Counter[str] = field(default_factory=Counter)
     failures: list[tuple[str, str]] = field(default_factory=list)
-    """(match id, reason) of every failed match."""
+    """(match id, reason) of the first failed matches (at most ``PROGRESS_DETAILS``; their
+    number is ``counts["failed"]``)."""
     retrying: list[tuple[str, str]] = field(default_factory=list)
-    """(match id, reason of the last failed attempt) of queued matches that failed before."""
+    """(match id, reason of the last failed attempt) of the first queued matches that failed
+    before (at most ``PROGRESS_DETAILS``; their number is ``retries``)."""
+    retries: int = 0
 
     @property
     def done(self) -> int:
@@ -368,19 +368,32 @@ class LeagueProgress:
         return ", ".join(f"{self.counts[k]} {k}" for k in order if self.counts[k])
 
 
-def league_progress(r: Any, name: str) -> LeagueProgress:
+def _reasons(r: Any, key: str, limit: int, missing: str) -> list[tuple[str, str]]:
+    ids = matchindex.members(r, key, limit)
+    records = store.get_matches(r, ids)
+    return [(rec.id, rec.failure or missing) for rec in records if rec is not None]
+
+
+def league_progress(
+    r: Any, name: str, *, details: int = PROGRESS_DETAILS, counts_only: bool = False
+) -> LeagueProgress:
+    """The league's counts per status (from the match indexes, whatever its size) and its
+    first ``details`` failed and retried matches with their reasons (none with
+    ``counts_only``)."""
     league = _league(r, name)
-    ids = store.league_matches(r, name)
-    progress = LeagueProgress(league=league, total=len(ids))
-    for match_id in ids:
-        record = store.get_match(r, match_id)
-        if record is None:
-            continue
-        progress.counts[record.status.value] += 1
-        if record.status is store.MatchStatus.FAILED:
-            progress.failures.append((match_id, record.failure or "(no reason recorded)"))
-        elif record.status is store.MatchStatus.QUEUED and record.failure:
-            progress.retrying.append((match_id, record.failure))
+    total, counts = matchindex.league_counts(r, name)
+    progress = LeagueProgress(league=league, total=total)
+    for status, n in counts.items():
+        if n:
+            progress.counts[status.value] = n
+    if counts_only:
+        return progress
+    if counts[store.MatchStatus.FAILED]:
+        key = store.Keys.league_status(name, store.MatchStatus.FAILED)
+        progress.failures = _reasons(r, key, details, "(no reason recorded)")
+    progress.retries = int(r.zcard(store.Keys.league_retrying(name)))
+    if progress.retries:
+        progress.retrying = _reasons(r, store.Keys.league_retrying(name), details, "")
     return progress
 
 
@@ -389,8 +402,18 @@ def mark_finished_if_done(r: Any, name: str) -> bool:
     league = store.get_league(r, name)
     if league is None or league.status is not store.LeagueStatus.RUNNING:
         return False
-    progress = league_progress(r, name)
-    if not progress.complete:
+    if not league_progress(r, name, counts_only=True).complete:
         return False
     store.set_league_status(r, name, store.LeagueStatus.FINISHED)
     return True
+
+
+def prepare_store(r: Any, *, wait_s: float = 600.0) -> int:
+    """Index matches stored before the match indexes existed (``matchindex.ensure_indexes``,
+    one ``GET`` once done), then finish the leagues whose last match ended meanwhile. Returns
+    how many matches were indexed."""
+    count = matchindex.ensure_indexes(r, wait_s=wait_s)
+    if count:
+        for name in store.list_leagues(r):
+            mark_finished_if_done(r, name)
+    return count

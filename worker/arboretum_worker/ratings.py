@@ -3,8 +3,9 @@
 One Lua script (:func:`record_result`) does, in a single atomic step: store the match result
 (first writer wins: ``SET NX``; a second call for the same match id changes nothing and
 returns the first call's sequence number), give it the league's next sequence number
-(``INCR``), mark the match FINISHED, and apply Elo to every game of the match in game order,
-appending each seat's new rating to its history and updating its stats.
+(``INCR``), mark the match FINISHED (moving it to the finished sets of the match indexes,
+``store.INDEX_LUA``), and apply Elo to every game of the match in game order, appending each
+seat's new rating to its history and updating its stats.
 
 Elo for a game of P seats (pairwise from the ranks; equal ranks are draws)::
 
@@ -28,16 +29,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import redis
 
+from arboretum_worker import store
 from arboretum_worker.store import (
+    INDEX_LUA,
     EloSettings,
     Keys,
     MatchResult,
     StoreError,
     as_text,
-    get_result,
 )
 
 __all__ = [
@@ -130,10 +133,16 @@ def recompute(results: Iterable[MatchResult], elo: EloSettings | None = None) ->
 
 
 # KEYS: 1 result, 2 match, 3 seq, 4 applied zset, 5 ratings hash,
-#       then per seat i (1-based): 5 + 2i - 1 stats, 5 + 2i history
+#       then per seat i (1-based): 5 + 2i - 1 stats, 5 + 2i history,
+#       then the match's index keys (store.match_index_keys; always last)
 # ARGV: 1 result JSON, 2 match id, 3 initial, 4 K, 5 P, 6 G, 7 finished time,
 #       then G * P ranks (game-major), then P version ids
-_RECORD = """
+_RECORD = (
+    INDEX_LUA
+    + """
+-- match index (store.INDEX_LUA): the keys after the seats' are the match's index sets
+local index_first = 6 + 2 * tonumber(ARGV[5])
+if arena_index_stale(KEYS[2], index_first) then return {-2, 0} end
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX') then
   return {0, tonumber(redis.call('ZSCORE', KEYS[4], ARGV[2]) or '0')}
 end
@@ -198,8 +207,11 @@ end
 for i = 1, p do
   redis.call('HSET', KEYS[5], vids[i], string.format('%.17g', vals[i]))
 end
+-- match index (store.INDEX_LUA): move the match to the finished sets
+arena_index_sync(KEYS[2], index_first)
 return {1, seq}
 """
+)
 
 
 def record_result(r: redis.Redis, result: MatchResult, elo: EloSettings | None = None) -> Applied:
@@ -232,8 +244,12 @@ def record_result(r: redis.Redis, result: MatchResult, elo: EloSettings | None =
     for game in result.games:
         args += list(game.ranks)
     args += list(result.seats)
-    applied, seq = r.register_script(_RECORD)(keys=keys, args=args)
-    return Applied(bool(int(applied)), int(seq))
+    script = r.register_script(_RECORD)
+    while True:
+        index = store.match_index_keys(r, result.match_id)
+        applied, seq = script(keys=[*keys, *index], args=args)
+        if int(applied) != store.INDEX_STALE:  # else the match was indexed meanwhile: again
+            return Applied(bool(int(applied)), int(seq))
 
 
 def ratings(r: redis.Redis, league: str) -> dict[str, float]:
@@ -256,7 +272,10 @@ def history(r: redis.Redis, league: str, version: str) -> list[HistoryEntry]:
 
 
 def stats(r: redis.Redis, league: str, version: str) -> VersionStats:
-    raw = r.hgetall(Keys.elo_stats(league, version))
+    return _stats(r.hgetall(Keys.elo_stats(league, version)))
+
+
+def _stats(raw: Any) -> VersionStats:
     h = {as_text(k): as_text(v) for k, v in raw.items()}
     if not h:
         return VersionStats()
@@ -274,18 +293,28 @@ def stats(r: redis.Redis, league: str, version: str) -> VersionStats:
 
 def leaderboard(r: redis.Redis, league: str) -> list[tuple[str, float, VersionStats]]:
     """(version, rating, stats) for every version that played, best rating first."""
-    rows = [(v, value, stats(r, league, v)) for v, value in ratings(r, league).items()]
+    live = ratings(r, league)
+    pipe = r.pipeline(transaction=False)
+    for vid in live:
+        pipe.hgetall(Keys.elo_stats(league, vid))
+    rows = [
+        (v, value, _stats(h)) for (v, value), h in zip(live.items(), pipe.execute(), strict=True)
+    ]
     rows.sort(key=lambda row: (-row[1], row[0]))
     return rows
 
 
 def results_in_order(r: redis.Redis, league: str) -> list[MatchResult]:
     """The league's recorded results in sequence-number order (the order Elo applied them)."""
+    ids = [as_text(raw) for raw in r.zrange(Keys.elo_applied(league), 0, -1)]
     out = []
-    for raw in r.zrange(Keys.elo_applied(league), 0, -1):
-        match_id = as_text(raw)
-        result = get_result(r, match_id)
-        if result is None:
-            raise StoreError(f"result {match_id!r} is in the sequence but not stored")
-        out.append(result)
+    for start in range(0, len(ids), _READ_CHUNK):
+        chunk = ids[start : start + _READ_CHUNK]
+        for match_id, raw in zip(chunk, r.mget([Keys.result(m) for m in chunk]), strict=True):
+            if raw is None:
+                raise StoreError(f"result {match_id!r} is in the sequence but not stored")
+            out.append(MatchResult.from_json(raw))
     return out
+
+
+_READ_CHUNK = 1000

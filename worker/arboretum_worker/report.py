@@ -41,13 +41,17 @@ def print_progress(progress: Any, *, failures: bool = True) -> None:
     print(f"league {progress.league.name} ({progress.league.status.value}): {progress.bar()}")
     print(f"  {progress.summary() or 'no matches scheduled yet (arena league run)'}")
     if failures and progress.failures:
-        print(f"  failed matches ({len(progress.failures)}):")
+        print(f"  failed matches ({progress.counts['failed']}):")
         for match_id, reason in progress.failures:
             print(f"    {match_id}: {reason}")
+        if progress.counts["failed"] > len(progress.failures):
+            print(f"    ... and {progress.counts['failed'] - len(progress.failures)} more")
     if failures and progress.retrying:
-        print(f"  being retried ({len(progress.retrying)}):")
+        print(f"  being retried ({progress.retries}):")
         for match_id, reason in progress.retrying:
             print(f"    {match_id}: {reason}")
+        if progress.retries > len(progress.retrying):
+            print(f"    ... and {progress.retries - len(progress.retrying)} more")
 
 
 def follow(

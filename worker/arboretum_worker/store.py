@@ -1,50 +1,30 @@
-"""The league's data in Redis: every key name, the record types and typed access to them.
+"""The league's data in Redis: the record types and typed access to them.
 
-All key names are built here, by :class:`Keys` (prefix ``arena:``); nothing else in the project
-spells a key. Clients must be created with ``decode_responses=False`` (bot files are bytes);
-this module decodes text itself.
-
-Layout (``{x}`` is an id; names and ids never contain ``:``)::
-
-    arena:bots                          set    bot names
-    arena:bot:{name}                    hash   name, owner, created
-    arena:bot:{name}:versions           list   version ids, oldest first (the name's history)
-    arena:version:{vid}                 hash   id, name, created, size, files
-    arena:version:{vid}:files           hash   relative path -> file bytes
-    arena:leagues                       set    league names
-    arena:league:{name}                 hash   name, settings (JSON), status, created
-    arena:league:{name}:matches         list   match ids in schedule order
-    arena:match:{id}                    hash   id, league, seats (JSON), deal, rotation, seed,
-                                               status, failure, attempts, worker, created,
-                                               started, finished
-    arena:result:{match_id}             string the match result (JSON), written once (SET NX)
-    arena:replay:{match_id}             hash   game index -> replay JSON bytes
-    arena:log:{match_id}:{seat}         string the seat's bot log (stderr), capped
-    arena:elo:{league}:ratings          hash   version id -> Elo ("%.17g")
-    arena:elo:{league}:seq              string last sequence number given to a result
-    arena:elo:{league}:applied          zset   match id, score = its sequence number
-    arena:elo:{league}:stats:{vid}      hash   games, wins, shared_wins, win_share, rank_sum,
-                                               last_played, last_seq, rating
-    arena:elo:{league}:history:{vid}    list   "seq game rating match_id", one per game played
+The key names are built by :class:`Keys` (:mod:`arboretum_worker.keys`, re-exported here, with
+the whole layout); nothing else in the project spells a key. Clients must be created with
+``decode_responses=False`` (bot files are bytes); this module decodes text itself.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import time
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import redis
+
+from arboretum_worker.keys import Keys, LeagueStatus, MatchStatus, StoreError, validate_name
 
 if TYPE_CHECKING:
     from arboretum_worker.schedule import MatchSpec
 
 __all__ = [
     "BOT_LOG_CAP",
+    "INDEX_LUA",
+    "INDEX_STALE",
     "Bot",
     "BotVersion",
     "EloSettings",
@@ -67,143 +47,29 @@ __all__ = [
     "get_bot",
     "get_bot_log",
     "get_league",
+    "get_leagues",
     "get_match",
+    "get_matches",
     "get_replay",
     "get_result",
     "get_version",
     "get_version_files",
+    "index_keys",
     "league_matches",
     "list_bots",
     "list_leagues",
+    "match_index_keys",
     "replay_games",
     "save_replay",
     "set_league_status",
     "set_match_status",
     "start_match_attempt",
     "validate_name",
+    "version_names",
 ]
 
 BOT_LOG_CAP = 64 * 1024
 """Bytes of a bot's log kept per match and seat; the rest is dropped (see append_bot_log)."""
-
-_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-
-
-class StoreError(ValueError):
-    """A record is malformed, missing where it must exist, or already exists."""
-
-
-def validate_name(kind: str, name: str) -> str:
-    """Bot and league names: 1-64 of ``A-Z a-z 0-9 _ . -``, starting with a letter or digit."""
-    if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
-        raise StoreError(
-            f"invalid {kind} name {name!r}: use 1-64 letters, digits, '_', '.' or '-', "
-            "starting with a letter or digit"
-        )
-    return name
-
-
-class Keys:
-    """Every Redis key of the league, built from ``PREFIX`` and one helper per entity."""
-
-    PREFIX: ClassVar[str] = "arena:"
-    BOTS: ClassVar[str] = PREFIX + "bots"
-    BOT: ClassVar[str] = PREFIX + "bot:"
-    VERSION: ClassVar[str] = PREFIX + "version:"
-    LEAGUES: ClassVar[str] = PREFIX + "leagues"
-    LEAGUE: ClassVar[str] = PREFIX + "league:"
-    MATCH: ClassVar[str] = PREFIX + "match:"
-    RESULT: ClassVar[str] = PREFIX + "result:"
-    REPLAY: ClassVar[str] = PREFIX + "replay:"
-    LOG: ClassVar[str] = PREFIX + "log:"
-    ELO: ClassVar[str] = PREFIX + "elo:"
-
-    @staticmethod
-    def key_for(namespace: str, id: str) -> str:
-        """``namespace + id``, refusing ids that could collide with another key."""
-        if not id or ":" in id or any(c.isspace() for c in id):
-            raise StoreError(f"invalid id {id!r} for a key under {namespace!r}")
-        return namespace + id
-
-    @classmethod
-    def bot(cls, name: str) -> str:
-        return cls.key_for(cls.BOT, name)
-
-    @classmethod
-    def bot_versions(cls, name: str) -> str:
-        return cls.bot(name) + ":versions"
-
-    @classmethod
-    def version(cls, version_id: str) -> str:
-        return cls.key_for(cls.VERSION, version_id)
-
-    @classmethod
-    def version_files(cls, version_id: str) -> str:
-        return cls.version(version_id) + ":files"
-
-    @classmethod
-    def league(cls, name: str) -> str:
-        return cls.key_for(cls.LEAGUE, name)
-
-    @classmethod
-    def league_matches(cls, name: str) -> str:
-        return cls.league(name) + ":matches"
-
-    @classmethod
-    def match(cls, match_id: str) -> str:
-        return cls.key_for(cls.MATCH, match_id)
-
-    @classmethod
-    def result(cls, match_id: str) -> str:
-        return cls.key_for(cls.RESULT, match_id)
-
-    @classmethod
-    def replay(cls, match_id: str) -> str:
-        return cls.key_for(cls.REPLAY, match_id)
-
-    @classmethod
-    def bot_log(cls, match_id: str, seat: int) -> str:
-        return cls.key_for(cls.LOG, match_id) + f":{int(seat)}"
-
-    @classmethod
-    def elo(cls, league: str) -> str:
-        return cls.key_for(cls.ELO, league)
-
-    @classmethod
-    def elo_ratings(cls, league: str) -> str:
-        return cls.elo(league) + ":ratings"
-
-    @classmethod
-    def elo_seq(cls, league: str) -> str:
-        return cls.elo(league) + ":seq"
-
-    @classmethod
-    def elo_applied(cls, league: str) -> str:
-        return cls.elo(league) + ":applied"
-
-    @classmethod
-    def elo_stats(cls, league: str, version_id: str) -> str:
-        return cls.key_for(cls.elo(league) + ":stats:", version_id)
-
-    @classmethod
-    def elo_history(cls, league: str, version_id: str) -> str:
-        return cls.key_for(cls.elo(league) + ":history:", version_id)
-
-
-class LeagueStatus(StrEnum):
-    CREATED = "created"
-    RUNNING = "running"
-    FINISHED = "finished"
-    CANCELLED = "cancelled"
-
-
-class MatchStatus(StrEnum):
-    QUEUED = "queued"
-    RUNNING = "running"
-    FINISHED = "finished"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
-
 
 # --------------------------------------------------------------------------- helpers
 
@@ -418,8 +284,7 @@ def create_league(
     return league
 
 
-def get_league(r: redis.Redis, name: str) -> League | None:
-    h = r.hgetall(Keys.league(name))
+def _league_record(h: Mapping[Reply, Reply]) -> League | None:
     if not h or b"settings" not in h:
         return None
     return League(
@@ -428,6 +293,19 @@ def get_league(r: redis.Redis, name: str) -> League | None:
         status=LeagueStatus(_req(h, "status")),
         created=float(_req(h, "created")),
     )
+
+
+def get_league(r: redis.Redis, name: str) -> League | None:
+    return _league_record(r.hgetall(Keys.league(name)))
+
+
+def get_leagues(r: redis.Redis) -> list[League]:
+    """Every league, newest first, read in two round trips."""
+    pipe = r.pipeline(transaction=False)
+    for name in list_leagues(r):
+        pipe.hgetall(Keys.league(name))
+    found = [lg for lg in map(_league_record, pipe.execute()) if lg is not None]
+    return sorted(found, key=lambda lg: (-lg.created, lg.name))
 
 
 def list_leagues(r: redis.Redis) -> list[str]:
@@ -439,6 +317,93 @@ def set_league_status(r: redis.Redis, name: str, status: LeagueStatus) -> None:
     if not r.exists(key):
         raise StoreError(f"no league {name!r}")
     r.hset(key, "status", LeagueStatus(status).value)
+
+
+# --------------------------------------------------------------------------- match indexes
+#
+# Every match is in exactly one status set of its league (``Keys.league_status``) and, for each
+# bot seated in it, in that bot's set of the league's matches and in one of its status sets; a
+# queued match that failed before is also in the league's retrying set. The score is the
+# match's position in the league's list (schedule order). The sets are changed in the same Lua
+# script that changes the status they follow, so they are never out of step with it; reading a
+# page of a filtered list or a league's counts is then a few sorted-set commands
+# (arboretum_worker.matchindex). Matches stored before the indexes existed have no
+# ``position``; ``matchindex.ensure_indexes`` indexes them.
+
+
+def index_keys(league: str, bots: Iterable[str | None]) -> list[str]:
+    """The index sets of a match of ``league`` whose seats hold these bots (names; None for a
+    version the registry does not know), in the order :data:`INDEX_LUA` reads them: the
+    league's five status sets (``MatchStatus`` order) and its retrying set, then for each
+    distinct bot its set of all matches followed by its five status sets."""
+    keys = [Keys.league_status(league, s) for s in MatchStatus]
+    keys.append(Keys.league_retrying(league))
+    for bot in sorted({b for b in bots if b}):
+        keys.append(Keys.league_bot(league, bot))
+        keys += [Keys.league_bot_status(league, bot, s) for s in MatchStatus]
+    return keys
+
+
+_STATUS_NUMBERS = ", ".join(f"{s.value} = {i}" for i, s in enumerate(MatchStatus, 1))
+
+INDEX_LUA = (
+    "local ARENA_STATUS = {"
+    + _STATUS_NUMBERS
+    + "}\n"
+    + """
+-- The index keys are always the last ones, KEYS[first] to KEYS[#KEYS] (store.index_keys).
+-- True when the match is indexed (it has a position) but the caller passed no index keys: it
+-- read the match before the backfill indexed it, and must call again with the keys.
+local function arena_index_stale(match_key, first)
+  return first > #KEYS and redis.call('HEXISTS', match_key, 'position') == 1
+end
+-- Put the match in exactly the sets its status (and failure) say now. Idempotent.
+local function arena_index_sync(match_key, first)
+  if first > #KEYS then return end
+  local h = redis.call('HMGET', match_key, 'id', 'position', 'status', 'failure')
+  local id, pos = h[1], h[2]
+  if not id or not pos then return end
+  local want = ARENA_STATUS[h[3]]
+  local function place(base)
+    for s = 1, 5 do
+      if s == want then redis.call('ZADD', KEYS[base + s - 1], pos, id)
+      else redis.call('ZREM', KEYS[base + s - 1], id) end
+    end
+  end
+  place(first)
+  if h[3] == 'queued' and h[4] and h[4] ~= '' then
+    redis.call('ZADD', KEYS[first + 5], pos, id)
+  else
+    redis.call('ZREM', KEYS[first + 5], id)
+  end
+  for g = first + 6, #KEYS, 6 do
+    redis.call('ZADD', KEYS[g], pos, id)
+    place(g + 1)
+  end
+end
+"""
+)
+"""Lua functions that keep a match's index sets; prepend to a script that changes a status."""
+
+INDEX_STALE = -2
+"""What a status script returns when :func:`match_index_keys` must be read again."""
+
+
+def match_index_keys(r: redis.Redis, match_id: str) -> list[str]:
+    """The index keys of a stored match; empty while it is not indexed yet."""
+    league, bots = r.hmget(Keys.match(match_id), ["league", "bots"])
+    if league is None or bots is None:
+        return []
+    return index_keys(as_text(league), json.loads(bots))
+
+
+def version_names(r: redis.Redis, versions: Iterable[str]) -> dict[str, str | None]:
+    """Bot name of each version id (None for a version the registry does not know)."""
+    wanted = sorted(set(versions))
+    pipe = r.pipeline(transaction=False)
+    for vid in wanted:
+        pipe.hget(Keys.version(vid), "name")
+    return {vid: _s(name) for vid, name in zip(wanted, pipe.execute(), strict=True)}
 
 
 # --------------------------------------------------------------------------- matches
@@ -462,30 +427,38 @@ class MatchRecord:
     finished: float | None = None
 
 
-# KEYS: match hash, league match list. ARGV: id, league, seats, deal, rotation, seed, status,
-# created.
-_CREATE_MATCH = """
+# KEYS: match hash, league match list, then the index keys. ARGV: id, league, seats, deal,
+# rotation, seed, status, created, bots.
+_CREATE_MATCH = (
+    INDEX_LUA
+    + """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local position = redis.call('RPUSH', KEYS[2], ARGV[1]) - 1
 redis.call('HSET', KEYS[1], 'id', ARGV[1], 'league', ARGV[2], 'seats', ARGV[3], 'deal', ARGV[4],
            'rotation', ARGV[5], 'seed', ARGV[6], 'status', ARGV[7], 'attempts', 0,
-           'created', ARGV[8])
-redis.call('RPUSH', KEYS[2], ARGV[1])
+           'created', ARGV[8], 'position', position, 'bots', ARGV[9])
+arena_index_sync(KEYS[1], 3)
 return 1
 """
+)
 
 
 def create_matches(r: redis.Redis, specs: Iterable[MatchSpec]) -> int:
     """Store scheduled matches as QUEUED (once: an existing match is left alone).
 
-    Appends new ids to their league's match list (each match atomically with its entry).
-    Returns how many were new.
+    Appends new ids to their league's match list and puts them in its indexes (each match
+    atomically with its entries). Returns how many were new.
     """
     created = 0
     now = repr(time.time())
     script = r.register_script(_CREATE_MATCH)
+    specs = list(specs)
+    names = version_names(r, (vid for spec in specs for vid in spec.seats))
     pipe = r.pipeline(transaction=False)
     for count, spec in enumerate(specs, 1):
+        bots = [names[vid] for vid in spec.seats]
         keys = [Keys.match(spec.match_id), Keys.league_matches(spec.league)]
+        keys += index_keys(spec.league, bots)
         args: list[str | int] = [
             spec.match_id,
             spec.league,
@@ -495,6 +468,7 @@ def create_matches(r: redis.Redis, specs: Iterable[MatchSpec]) -> int:
             spec.seed,
             MatchStatus.QUEUED.value,
             now,
+            json.dumps(bots),
         ]
         script(keys=keys, args=args, client=pipe)
         if count % 1000 == 0:
@@ -503,10 +477,7 @@ def create_matches(r: redis.Redis, specs: Iterable[MatchSpec]) -> int:
     return created
 
 
-def get_match(r: redis.Redis, match_id: str) -> MatchRecord | None:
-    h = r.hgetall(Keys.match(match_id))
-    if not h or b"status" not in h:
-        return None
+def _match_record(h: Mapping[Reply, Reply]) -> MatchRecord:
     return MatchRecord(
         id=_req(h, "id"),
         league=_req(h, "league"),
@@ -524,14 +495,33 @@ def get_match(r: redis.Redis, match_id: str) -> MatchRecord | None:
     )
 
 
+def get_match(r: redis.Redis, match_id: str) -> MatchRecord | None:
+    h = r.hgetall(Keys.match(match_id))
+    if not h or b"status" not in h:
+        return None
+    return _match_record(h)
+
+
+def get_matches(r: redis.Redis, match_ids: Sequence[str]) -> list[MatchRecord | None]:
+    """The records of these matches (None for a missing one), read in one round trip."""
+    pipe = r.pipeline(transaction=False)
+    for match_id in match_ids:
+        pipe.hgetall(Keys.match(match_id))
+    return [_match_record(h) if h and b"status" in h else None for h in pipe.execute()]
+
+
 def league_matches(r: redis.Redis, league: str) -> list[str]:
     return [_s(m) or "" for m in r.lrange(Keys.league_matches(league), 0, -1)]
 
 
 # A finished match stays finished: its result is final (ratings.record_result sets FINISHED).
-_SET_STATUS = """
+# KEYS: match hash, then its index keys.
+_SET_STATUS = (
+    INDEX_LUA
+    + """
 local cur = redis.call('HGET', KEYS[1], 'status')
 if not cur then return -1 end
+if arena_index_stale(KEYS[1], 2) then return -2 end
 if cur == 'finished' then return 0 end
 redis.call('HSET', KEYS[1], 'status', ARGV[1])
 if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'failure', ARGV[2]) end
@@ -540,8 +530,10 @@ if ARGV[4] == '1' then
   redis.call('HINCRBY', KEYS[1], 'attempts', 1)
   redis.call('HSET', KEYS[1], 'started', ARGV[5])
 end
+arena_index_sync(KEYS[1], 2)
 return 1
 """
+)
 
 
 def _set_status(
@@ -559,7 +551,12 @@ def _set_status(
         "1" if attempt else "0",
         repr(time.time()),
     ]
-    rc = int(r.register_script(_SET_STATUS)(keys=[Keys.match(match_id)], args=args))
+    script = r.register_script(_SET_STATUS)
+    while True:
+        keys = [Keys.match(match_id), *match_index_keys(r, match_id)]
+        rc = int(script(keys=keys, args=args))
+        if rc != INDEX_STALE:
+            break
     if rc < 0:
         raise StoreError(f"no match {match_id!r}")
     return rc == 1
@@ -670,14 +667,33 @@ def get_result(r: redis.Redis, match_id: str) -> MatchResult | None:
 # --------------------------------------------------------------------------- replays, logs
 
 
+REPLAY_COMPRESSION = 6
+"""zlib level of stored replays (docs/league.md: what a stored game costs)."""
+
+
 def save_replay(r: redis.Redis, match_id: str, game: int, data: bytes | str) -> bool:
-    """Store a game's replay JSON; the first one stored wins. True if stored now."""
-    return bool(r.hsetnx(Keys.replay(match_id), str(int(game)), data))
+    """Store a game's replay JSON, zlib-compressed; the first one stored wins. True if stored
+    now."""
+    raw = data.encode() if isinstance(data, str) else bytes(data)
+    packed = zlib.compress(raw, REPLAY_COMPRESSION)
+    return bool(r.hsetnx(Keys.replay(match_id), str(int(game)), packed))
+
+
+def _unpack_replay(raw: bytes) -> bytes:
+    # A JSON document starts with "{" (or white space); a zlib stream never does (its first
+    # byte is 0x78 for the default window). Replays stored before compression read as they are.
+    if raw[:1] in (b"{", b" ", b"\n", b"\t", b"\r", b"["):
+        return raw
+    try:
+        return zlib.decompress(raw)
+    except zlib.error as exc:
+        raise StoreError(f"a stored replay is neither JSON nor zlib data: {exc}") from None
 
 
 def get_replay(r: redis.Redis, match_id: str, game: int = 0) -> bytes | None:
+    """A game's replay JSON (decompressed), or None."""
     raw = r.hget(Keys.replay(match_id), str(int(game)))
-    return None if raw is None else _b(raw)
+    return None if raw is None else _unpack_replay(_b(raw))
 
 
 def replay_games(r: redis.Redis, match_id: str) -> list[int]:

@@ -81,6 +81,9 @@ def run_worker(
         job_monitoring_interval=settings.monitor_interval_s,
     )
     worker.heartbeat_margin_s = settings.heartbeat_margin_s
+    from .league import prepare_store
+
+    prepare_store(connection)  # index matches stored before the match indexes (once)
     log.info(
         "worker %s on queue %r at %s (maintenance every %d s)",
         worker.name,

@@ -1,0 +1,179 @@
+"""Every Redis key name of the league, and the names of its statuses.
+
+All key names are built here, by :class:`Keys` (prefix ``arena:``); nothing else in the project
+spells a key. :mod:`arboretum_worker.store` holds the records stored under them (and re-exports
+everything here).
+
+Layout (``{x}`` is an id; names and ids never contain ``:``)::
+
+    arena:bots                          set    bot names
+    arena:bot:{name}                    hash   name, owner, created
+    arena:bot:{name}:versions           list   version ids, oldest first (the name's history)
+    arena:version:{vid}                 hash   id, name, created, size, files
+    arena:version:{vid}:files           hash   relative path -> file bytes
+    arena:leagues                       set    league names
+    arena:league:{name}                 hash   name, settings (JSON), status, created
+    arena:league:{name}:matches         list   match ids in schedule order
+    arena:league:{name}:status:{s}      zset   the league's matches of status s, score = position
+    arena:league:{name}:retrying        zset   its queued matches that failed before
+    arena:league:{name}:bot:{bot}       zset   its matches in which bot (any version) sits
+    arena:league:{name}:bot:{bot}:status:{s}  zset   the same, of status s
+    arena:index:version                 string layout version of the indexes (matchindex.py)
+    arena:match:{id}                    hash   id, league, seats (JSON), deal, rotation, seed,
+                                               status, failure, attempts, worker, created,
+                                               started, finished, position (in the league's
+                                               list), bots (JSON: bot name per seat)
+    arena:result:{match_id}             string the match result (JSON), written once (SET NX)
+    arena:replay:{match_id}             hash   game index -> replay JSON, zlib-compressed
+    arena:log:{match_id}:{seat}         string the seat's bot log (stderr), capped
+    arena:elo:{league}:ratings          hash   version id -> Elo ("%.17g")
+    arena:elo:{league}:seq              string last sequence number given to a result
+    arena:elo:{league}:applied          zset   match id, score = its sequence number
+    arena:elo:{league}:stats:{vid}      hash   games, wins, shared_wins, win_share, rank_sum,
+                                               last_played, last_seq, rating
+    arena:elo:{league}:history:{vid}    list   "seq game rating match_id", one per game played
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import ClassVar
+
+__all__ = ["Keys", "LeagueStatus", "MatchStatus", "StoreError", "validate_name"]
+
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+class StoreError(ValueError):
+    """A record is malformed, missing where it must exist, or already exists."""
+
+
+def validate_name(kind: str, name: str) -> str:
+    """Bot and league names: 1-64 of ``A-Z a-z 0-9 _ . -``, starting with a letter or digit."""
+    if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
+        raise StoreError(
+            f"invalid {kind} name {name!r}: use 1-64 letters, digits, '_', '.' or '-', "
+            "starting with a letter or digit"
+        )
+    return name
+
+
+class Keys:
+    """Every Redis key of the league, built from ``PREFIX`` and one helper per entity."""
+
+    PREFIX: ClassVar[str] = "arena:"
+    BOTS: ClassVar[str] = PREFIX + "bots"
+    BOT: ClassVar[str] = PREFIX + "bot:"
+    VERSION: ClassVar[str] = PREFIX + "version:"
+    LEAGUES: ClassVar[str] = PREFIX + "leagues"
+    LEAGUE: ClassVar[str] = PREFIX + "league:"
+    MATCH: ClassVar[str] = PREFIX + "match:"
+    RESULT: ClassVar[str] = PREFIX + "result:"
+    REPLAY: ClassVar[str] = PREFIX + "replay:"
+    LOG: ClassVar[str] = PREFIX + "log:"
+    ELO: ClassVar[str] = PREFIX + "elo:"
+    INDEX_VERSION: ClassVar[str] = PREFIX + "index:version"
+    INDEX_LOCK: ClassVar[str] = PREFIX + "index:lock"
+
+    @staticmethod
+    def key_for(namespace: str, id: str) -> str:
+        """``namespace + id``, refusing ids that could collide with another key."""
+        if not id or ":" in id or any(c.isspace() for c in id):
+            raise StoreError(f"invalid id {id!r} for a key under {namespace!r}")
+        return namespace + id
+
+    @classmethod
+    def bot(cls, name: str) -> str:
+        return cls.key_for(cls.BOT, name)
+
+    @classmethod
+    def bot_versions(cls, name: str) -> str:
+        return cls.bot(name) + ":versions"
+
+    @classmethod
+    def version(cls, version_id: str) -> str:
+        return cls.key_for(cls.VERSION, version_id)
+
+    @classmethod
+    def version_files(cls, version_id: str) -> str:
+        return cls.version(version_id) + ":files"
+
+    @classmethod
+    def league(cls, name: str) -> str:
+        return cls.key_for(cls.LEAGUE, name)
+
+    @classmethod
+    def league_matches(cls, name: str) -> str:
+        return cls.league(name) + ":matches"
+
+    @classmethod
+    def league_status(cls, name: str, status: str) -> str:
+        return cls.key_for(cls.league(name) + ":status:", MatchStatus(status).value)
+
+    @classmethod
+    def league_retrying(cls, name: str) -> str:
+        return cls.league(name) + ":retrying"
+
+    @classmethod
+    def league_bot(cls, name: str, bot: str) -> str:
+        return cls.key_for(cls.league(name) + ":bot:", bot)
+
+    @classmethod
+    def league_bot_status(cls, name: str, bot: str, status: str) -> str:
+        return cls.league_bot(name, bot) + ":status:" + MatchStatus(status).value
+
+    @classmethod
+    def match(cls, match_id: str) -> str:
+        return cls.key_for(cls.MATCH, match_id)
+
+    @classmethod
+    def result(cls, match_id: str) -> str:
+        return cls.key_for(cls.RESULT, match_id)
+
+    @classmethod
+    def replay(cls, match_id: str) -> str:
+        return cls.key_for(cls.REPLAY, match_id)
+
+    @classmethod
+    def bot_log(cls, match_id: str, seat: int) -> str:
+        return cls.key_for(cls.LOG, match_id) + f":{int(seat)}"
+
+    @classmethod
+    def elo(cls, league: str) -> str:
+        return cls.key_for(cls.ELO, league)
+
+    @classmethod
+    def elo_ratings(cls, league: str) -> str:
+        return cls.elo(league) + ":ratings"
+
+    @classmethod
+    def elo_seq(cls, league: str) -> str:
+        return cls.elo(league) + ":seq"
+
+    @classmethod
+    def elo_applied(cls, league: str) -> str:
+        return cls.elo(league) + ":applied"
+
+    @classmethod
+    def elo_stats(cls, league: str, version_id: str) -> str:
+        return cls.key_for(cls.elo(league) + ":stats:", version_id)
+
+    @classmethod
+    def elo_history(cls, league: str, version_id: str) -> str:
+        return cls.key_for(cls.elo(league) + ":history:", version_id)
+
+
+class LeagueStatus(StrEnum):
+    CREATED = "created"
+    RUNNING = "running"
+    FINISHED = "finished"
+    CANCELLED = "cancelled"
+
+
+class MatchStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
