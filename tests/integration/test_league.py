@@ -13,6 +13,7 @@ import pytest
 
 from arboretum import load_replay, verify_replay
 from arboretum_worker import league, ratings, registry, store
+from arboretum_worker.settings import seat_thinking_s
 
 from .conftest import BOTS, Arena, kill_tree
 
@@ -88,6 +89,10 @@ def test_small_league_runs_to_completion_with_two_workers(arena: Arena, tmp_path
         r"\[arena: output truncated at 65536 bytes, \d+ more bytes dropped\]", marker
     )
     assert 65536 <= len(kept.encode()) <= 65537 and int(marker.split()[-4]) > 200_000
+    # The CPU limit of a league match: 1.5 x the seat's most thinking time + 15 s, where the
+    # clock (1 s a decision, 5 s bank) gives a seat at most 17 turns of 3 decisions: 56 s.
+    assert seat_thinking_s(2, 1, 1000, 5000) == 56
+    assert "printer's cpu limit: 99 s" in logs
     target = tmp_path / "replay.json"
     arena.run("match", "replay", match_id, "--game", "0", "-o", str(target))
     doc = json.loads(target.read_text())

@@ -25,7 +25,7 @@ from typing import Any
 from . import store
 from .play import SOCKET_NAME, MatchError, MatchOutcome, MatchPlan, SeatPlan, run_play_match
 from .sandbox.capture import MARKER_ROOM
-from .settings import WorkerSettings, job_timeout
+from .settings import WorkerSettings, job_timeout, seat_thinking_s
 
 __all__ = ["on_match_failure", "run_match"]
 
@@ -192,8 +192,10 @@ def _play(
 ) -> MatchOutcome:
     from .league import bot_entry, sandbox_runner
     from .registry import materialise
+    from .sandbox import DEFAULT_LIMITS
 
-    runner = sandbox_runner(settings)
+    thinking = seat_thinking_s(plan.players, plan.games, plan.per_decision_ms, plan.bank_ms)
+    runner = sandbox_runner(settings, DEFAULT_LIMITS.for_match(thinking))
     bot_dirs = []
     for seat, vid in enumerate(versions):
         bot_dirs.append(bot_entry(materialise(r, vid, match_dir / "bots" / f"seat{seat}")))

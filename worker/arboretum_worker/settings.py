@@ -54,6 +54,7 @@ __all__ = [
     "deck_size",
     "job_timeout",
     "max_decisions_per_game",
+    "seat_thinking_s",
 ]
 
 DEFAULT_REDIS_URL = "redis://localhost:6379/0"
@@ -104,6 +105,19 @@ def job_timeout(
     """
     game_s = (max_decisions_per_game(players) * per_decision_ms + players * bank_ms) / 1000
     return math.ceil(games * game_s) + margin_s
+
+
+def seat_thinking_s(players: int, games: int, per_decision_ms: int, bank_ms: int) -> float:
+    """The most thinking time the clock can give one seat in a match, in seconds.
+
+    Turns go round the seats and a game has at most ``deck_size(P)`` of them, so a seat has at
+    most ``ceil(deck_size(P) / P)`` turns of 3 decisions, each with its free time L, plus its
+    bank B once per game. The sandbox's CPU limit is derived from it
+    (``SandboxLimits.for_match``). Example: 2 players, 1 game, L = 1 s, B = 10 s: 3 x 17 x 1 +
+    10 = 61 s, hence a CPU limit of 1.5 x 61 + 15 = 107 s.
+    """
+    turns = -(-deck_size(players) // players)
+    return games * (3 * turns * per_decision_ms + bank_ms) / 1000
 
 
 @dataclass(frozen=True)

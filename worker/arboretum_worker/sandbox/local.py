@@ -24,9 +24,11 @@ from .base import (
     UidSlot,
     UidSlotPool,
     log,
+    python_runtime_paths,
 )
 from .capture import OutputCapture
 from .limits import DEFAULT_LIMITS, SandboxLimits
+from .root import LAUNCHER, PIVOT_ROOT_SYSCALL, RootPlan, root_plan
 
 __all__ = [
     "LAUNCHER",
@@ -35,72 +37,21 @@ __all__ = [
     "UnshareRunner",
     "bwrap_usable",
     "native_launcher_argv",
+    "unshare_problem",
     "unshare_usable",
 ]
-
-# Runs inside the sandbox as its first process (``python -I -S -c LAUNCHER <json>``): optional
-# mounts (unshare runner), then drop to the slot uid (root worker), no_new_privs, rlimits, exec.
-LAUNCHER = r"""
-import ctypes, json, os, resource, sys
-cfg = json.loads(sys.argv[1])
-libc = ctypes.CDLL(None, use_errno=True)
-def fail(msg):
-    os.write(2, ("arena-sandbox: " + msg + "\n").encode())
-    os._exit(125)
-def mount(src, tgt, fstype, flags, data=None, strict=True):
-    enc = lambda s: None if s is None else s.encode()
-    if libc.mount(enc(src), enc(tgt), enc(fstype), ctypes.c_ulong(flags), enc(data)) != 0:
-        if strict:
-            fail("mount %s: %s" % (tgt, os.strerror(ctypes.get_errno())))
-RDONLY, NOSUID, NODEV, REMOUNT, BIND, REC = 1, 2, 4, 32, 4096, 16384
-fs = cfg.get("fs")
-if fs:
-    fds = [(os.open(src, os.O_PATH | os.O_CLOEXEC), dst) for src, dst in fs["binds"]]
-    with open("/proc/self/mountinfo") as fh:
-        points = [l.split()[4].replace("\\040", " ") for l in fh]
-    for mp in points:
-        if not mp.startswith(("/proc", "/dev")):
-            mount(None, mp, None, REMOUNT | BIND | RDONLY, strict=False)
-    for d in fs["hide"]:
-        mount("tmpfs", d, "tmpfs", NOSUID | NODEV, "mode=755,size=1m")
-    mount("tmpfs", "/tmp", "tmpfs", NOSUID | NODEV, "mode=1777,size=%d" % fs["tmp_size"])
-    if os.path.isdir("/dev/shm"):  # the host's would be shared and writable
-        mount("tmpfs", "/dev/shm", "tmpfs", NOSUID | NODEV, "mode=1777,size=%d" % fs["tmp_size"])
-    for fd, dst in fds:
-        if os.path.isdir("/proc/self/fd/%d" % fd):
-            os.makedirs(dst, exist_ok=True)
-        else:
-            os.makedirs(os.path.dirname(dst), exist_ok=True)
-            open(dst, "a").close()
-        mount("/proc/self/fd/%d" % fd, dst, None, BIND | REC)
-        mount(None, dst, None, REMOUNT | BIND | RDONLY | NOSUID | NODEV)
-        os.close(fd)
-    for d in fs["hide"]:
-        mount(None, d, None, REMOUNT | RDONLY | NOSUID | NODEV)
-uid = cfg.get("uid")
-if uid is not None:
-    for cap in range(64):
-        if libc.prctl(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP; EINVAL past the last cap
-            break
-    os.setgroups([])
-    os.setresgid(uid, uid, uid)
-    os.setresuid(uid, uid, uid)
-libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
-for name, value in cfg["rlimits"].items():
-    resource.setrlimit(getattr(resource, name), (value, value))
-os.chdir(cfg.get("cwd", "/tmp"))
-try:
-    os.execv(cfg["argv"][0], cfg["argv"])
-except OSError as exc:
-    fail("exec %s: %s" % (cfg["argv"][0], exc))
-"""
-
-_BASE_SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin")
-_ETC_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf")
 
 
 def _is_root() -> bool:
     return os.geteuid() == 0
+
+
+def _plan(spec: LaunchSpec, limits: SandboxLimits) -> RootPlan:
+    bot = None
+    if spec.bot_host is not None and spec.bot_inside is not None:
+        bot = (spec.bot_host, spec.bot_inside)
+    socket = (spec.socket_host, SOCKET_INSIDE) if spec.socket_host is not None else None
+    return root_plan(spec.binds, bot=bot, socket=socket, tmp_size=limits.tmp_size_bytes)
 
 
 def _launcher_argv(cfg: Mapping[str, object]) -> list[str]:
@@ -264,32 +215,24 @@ class BwrapRunner(SandboxRunner):
             a += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP"]
         else:
             a += ["--unshare-user", "--uid", "1000", "--gid", "1000", "--disable-userns"]
-        for d in _BASE_SYSTEM_DIRS:
-            if os.path.islink(d):
-                a += ["--symlink", os.readlink(d), d]
-            elif os.path.isdir(d):
-                a += ["--ro-bind", d, d]
-        for f in _ETC_FILES:
-            if os.path.exists(f):
-                a += ["--ro-bind", f, f]
-        # The private /tmp first: a runtime path under /tmp (a clone or a venv there) is then
-        # bound on top of it rather than hidden by it.
-        a += ["--size", str(self.limits.tmp_size_bytes), "--perms", "1777", "--tmpfs", "/tmp"]
-        made: set[str] = {"/tmp"}
-        for path in spec.binds:
-            # bwrap would create the parents 0700 (unreachable for the slot uid): make them 0755
-            for parent in reversed(path.parents[:-1]):
-                if str(parent) not in made and not str(parent).startswith("/usr"):
-                    made.add(str(parent))
-                    a += ["--perms", "0755", "--dir", str(parent)]
-            a += ["--ro-bind", str(path), str(path)]
+        plan = _plan(spec, self.limits)
+        in_tmp = [d for d in plan.dirs if d == "/tmp" or d.startswith("/tmp/")]
+        # bwrap would make folders 0700 (unreadable for the slot uid): make them 0755 first
+        for d in plan.dirs:
+            if d not in in_tmp:
+                a += ["--perms", "0755", "--dir", d]
+        for target, path in plan.symlinks:
+            a += ["--symlink", target, path]
+        for src, dst in plan.system_binds:
+            a += ["--ro-bind", src, dst]
+        # The private /tmp before the runtime paths: one under /tmp (a clone or a venv there)
+        # is then bound on top of it rather than hidden by it.
+        a += ["--size", str(plan.tmp_size), "--perms", "1777", "--tmpfs", "/tmp"]
+        for d in in_tmp:
+            a += ["--perms", "0755", "--dir", d]
+        for src, dst in plan.binds:
+            a += ["--ro-bind", src, dst]
         a += ["--proc", "/proc", "--dev", "/dev"]
-        a += ["--perms", "0755", "--dir", "/run", "--perms", "0755", "--dir", "/run/arena"]
-        a += ["--perms", "0755", "--dir", "/bot"]
-        if spec.socket_host is not None:
-            a += ["--ro-bind", str(spec.socket_host), SOCKET_INSIDE]
-        if spec.bot_host is not None and spec.bot_inside is not None:
-            a += ["--ro-bind", str(spec.bot_host), spec.bot_inside]
         a += ["--remount-ro", "/", "--chdir", "/tmp"]
         return a
 
@@ -360,37 +303,68 @@ def _read_info(fd: int, timeout: float = 20.0) -> dict[str, int]:
 
 
 # ------------------------------------------------------------------------------ unshare
+_ROOT_MOUNTPOINT = Path(tempfile.gettempdir()) / "arboretum-sandbox-root"
+
+
+def _unshare_argv(exe: str, privileged: bool, cfg: Mapping[str, object]) -> list[str]:
+    argv = [exe]
+    if not privileged:
+        argv.append("--map-root-user")
+    argv += ["--net", "--pid", "--fork", "--kill-child", "--mount-proc", "--ipc", "--uts"]
+    argv += ["--propagation", "private", "--"]
+    return argv + _launcher_argv(cfg)
+
+
+def _root_cfg(plan: RootPlan) -> dict[str, object]:
+    _ROOT_MOUNTPOINT.mkdir(mode=0o700, exist_ok=True)
+    return {**plan.to_json(), "mountpoint": str(_ROOT_MOUNTPOINT), "pivot_root": PIVOT_ROOT_SYSCALL}
+
+
 @functools.cache
-def unshare_usable(unshare: str = "unshare") -> bool:
-    """Whether ``unshare`` can create net, pid and mount namespaces here."""
+def unshare_problem(unshare: str = "unshare") -> str | None:
+    """Why the unshare runner cannot give a bot bwrap's minimal root here, or None if it can.
+
+    It tries for real: namespaces, the root built from the same plan as bwrap's, a Python start
+    in it."""
     exe = shutil.which(unshare)
     if exe is None:
-        return False
-    args = [exe, "--net", "--pid", "--fork", "--mount", "--kill-child"]
-    if not _is_root():
-        args.insert(1, "--map-root-user")
+        return "unshare (util-linux) is not installed"
+    if PIVOT_ROOT_SYSCALL is None:
+        return f"the pivot_root system call of this machine ({os.uname().machine}) is not known"
+    plan = root_plan(python_runtime_paths(), bot=None, socket=None, tmp_size=1024 * 1024)
+    python = str(Path(sys.executable).resolve())
+    cfg = {"argv": [python, "-I", "-S", "-c", "pass"], "rlimits": {}, "root": _root_cfg(plan)}
     try:
-        res = subprocess.run([*args, "true"], capture_output=True, timeout=20, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return res.returncode == 0
+        res = subprocess.run(
+            _unshare_argv(exe, _is_root(), cfg), capture_output=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"unshare did not run: {exc}"
+    if res.returncode != 0:
+        why = res.stderr.decode(errors="replace").strip().splitlines()
+        return f"unshare cannot build the sandbox here (exit {res.returncode}): " + (
+            why[-1] if why else "no message"
+        )
+    return None
+
+
+def unshare_usable(unshare: str = "unshare") -> bool:
+    """Whether the unshare runner works here (:func:`unshare_problem` says why not)."""
+    return unshare_problem(unshare) is None
 
 
 class UnshareRunner(SandboxRunner):
-    """Fallback where bubblewrap is missing: ``unshare`` namespaces plus the launcher's mounts.
+    """Where bubblewrap is missing: ``unshare`` namespaces, and the launcher builds the root.
 
-    New net, pid (fresh /proc), ipc, uts and mount namespaces (a user namespace too when the
-    worker is not root). In its mount namespace the launcher remounts every host mount
-    read-only, puts empty tmpfs over /root, /home and the top-level folders of the runtime
-    paths, binds the runtime paths back read-only, mounts a private /tmp and binds the bot
-    (at /run/arena/bot/<name>) and the socket. Unlike bwrap, the rest of the host's /etc, /usr,
-    /var, /opt stays visible (read-only).
+    New net, pid, ipc, uts and mount namespaces (a user namespace too when the worker is not
+    root). The launcher builds the same minimal root as bwrap from the same plan
+    (:func:`.root.root_plan`: system folders, three /etc files, the runtime, the bot at
+    /bot/<name>, the socket, a fresh /proc and /dev, a private /tmp), pivots into it, detaches
+    the host's root and remounts / read-only, then drops privileges. Refused, with the reason,
+    where that cannot be done (:func:`unshare_problem`).
     """
 
     kind = "unshare"
-    _SYSTEM_TOP = frozenset(
-        {"usr", "lib", "lib64", "lib32", "bin", "sbin", "etc", "proc", "sys", "dev", "tmp", "var"}
-    )
 
     def __init__(
         self,
@@ -400,51 +374,30 @@ class UnshareRunner(SandboxRunner):
         uid_pool: UidSlotPool | None = None,
     ) -> None:
         super().__init__(limits)
-        exe = shutil.which(unshare)
-        if exe is None:
-            raise SandboxError("unshare not found")
-        self.unshare = exe
+        problem = unshare_problem(unshare)
+        if problem is not None:
+            raise SandboxError(f"the unshare sandbox is not available: {problem}")
+        self.unshare = shutil.which(unshare) or unshare
         self.privileged = _is_root()
         self.uid_pool = uid_pool or UidSlotPool()
 
     def describe(self) -> str:
         mode = "root: dedicated uid per sandbox" if self.privileged else "user namespace"
-        return f"unshare ({self.unshare}, {mode})"
+        return f"unshare ({self.unshare}, {mode}, minimal root)"
 
     def _spawn(self, spec: LaunchSpec) -> SandboxedBot:
-        bot_inside = None
-        if spec.bot_host is not None:
-            bot_inside = f"/run/arena/bot/{spec.bot_host.name}"
-            spec.argv = [a.replace(spec.bot_inside or "\0", bot_inside) for a in spec.argv]
-        binds = [(str(p), str(p)) for p in spec.binds]
-        if spec.bot_host is not None and bot_inside is not None:
-            binds.append((str(spec.bot_host), bot_inside))
-        if spec.socket_host is not None:
-            binds.append((str(spec.socket_host), SOCKET_INSIDE))
-        hide = {"/root", "/home", "/run", "/srv", "/mnt", "/media", "/opt"}
-        for p in spec.binds:
-            top = p.parts[1] if len(p.parts) > 1 else ""
-            if top and top not in self._SYSTEM_TOP:
-                hide.add("/" + top)
-        hide = {h for h in hide if os.path.isdir(h) and not os.path.islink(h)}
         if self.privileged and spec.bot_host is not None:
             require_world_readable(spec.bot_host)
         slot: UidSlot | None = self.uid_pool.acquire() if self.privileged else None
         if slot is not None and spec.socket_host is not None:
             os.chmod(spec.socket_host, 0o666)
-        fs = {"binds": binds, "hide": sorted(hide), "tmp_size": self.limits.tmp_size_bytes}
         cfg = {
             "argv": spec.argv,
             "rlimits": self.limits.rlimits(),
             "uid": slot.uid if slot else None,
-            "fs": fs,
+            "root": _root_cfg(_plan(spec, self.limits)),
         }
-        argv = [self.unshare]
-        if not self.privileged:
-            argv.append("--map-root-user")
-        argv += ["--net", "--pid", "--fork", "--kill-child", "--mount-proc", "--ipc", "--uts"]
-        argv += ["--propagation", "private", "--"]
-        argv += _launcher_argv(cfg)
+        argv = _unshare_argv(self.unshare, self.privileged, cfg)
         try:
             proc, capture = _spawn_process(argv, spec, self.limits.output_bytes)
         except BaseException:
