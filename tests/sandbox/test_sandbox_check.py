@@ -1,4 +1,5 @@
-"""check_bot: the import check runs inside the sandbox, never in the test process."""
+"""check_bot: a submitted bot plays one real decision in the sandbox against a private referee,
+and the verdict comes from the referee, never from what the bot prints."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from arboretum_worker.sandbox import MiB, SandboxRunner, check_bot
+from arboretum_worker import check
+from arboretum_worker.check import check_bot
+from arboretum_worker.sandbox import MiB, SandboxRunner
 
 from .conftest import BOTS, TEST_LIMITS, make
 
@@ -17,11 +20,18 @@ pytestmark = pytest.mark.integration
 def test_good_file_and_folder(runner: SandboxRunner) -> None:
     result = check_bot(BOTS / "good_bot.py", runner=runner)
     assert result.ok, (result.error, result.output)
-    assert result.bot_class is not None and result.bot_class.endswith("GoodBot")
+    assert result.decision is not None and result.decision.startswith("draw ")
     assert result.size_bytes == (BOTS / "good_bot.py").stat().st_size
     folder = check_bot(BOTS / "folder_bot", runner=runner)
     assert folder.ok, (folder.error, folder.output)
-    assert folder.bot_class is not None and folder.bot_class.endswith("FolderBot")
+    assert folder.decision is not None and folder.decision.startswith("draw ")
+
+
+def test_a_printed_verdict_does_not_pass(runner: SandboxRunner) -> None:
+    result = check_bot(BOTS / "fake_verdict.py", runner=runner)
+    assert not result.ok, result
+    assert result.error is not None and "exited with status 0 before connecting" in result.error
+    assert b"@@ARENA-CHECK@@" in result.output  # it did print its forgery
 
 
 def test_evil_import_is_contained(runner: SandboxRunner) -> None:
@@ -37,8 +47,32 @@ def test_evil_import_is_contained(runner: SandboxRunner) -> None:
 
 def test_no_bot_class(runner: SandboxRunner) -> None:
     result = check_bot(BOTS / "no_bot.py", runner=runner)
-    assert not result.ok and result.bot_class is None
-    assert result.error is not None and "Bot subclass" in result.error
+    assert not result.ok and result.decision is None
+    assert result.error is not None and "no Bot subclass" in result.error
+
+
+def test_illegal_first_decision_fails(runner: SandboxRunner) -> None:
+    result = check_bot(BOTS / "illegal_bot.py", runner=runner)
+    assert not result.ok
+    assert result.error is not None and "not accepted (illegal)" in result.error
+
+
+def test_a_bot_that_never_answers_fails(
+    runner: SandboxRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(check, "CHECK_CLOCK_MS", (300, 200))
+    result = check_bot(BOTS / "stalling_bot.py", runner=runner)
+    assert not result.ok
+    assert result.error is not None and "not accepted (timeout)" in result.error
+
+
+def test_output_past_the_cap_is_reported_as_such() -> None:
+    runner = make("bwrap")
+    result = check_bot(BOTS / "spam_bot.py", runner=runner)
+    assert not result.ok
+    cap = TEST_LIMITS.output_bytes
+    assert result.error is not None and f"more than the {cap} bytes of output" in result.error
+    assert "printed" in result.error and "check died" not in result.error
 
 
 def test_too_big_or_malformed_is_refused_without_running(tmp_path: Path) -> None:
@@ -59,5 +93,7 @@ def test_too_big_or_malformed_is_refused_without_running(tmp_path: Path) -> None
 def test_import_that_hangs_times_out(runner: SandboxRunner, tmp_path: Path) -> None:
     slow = tmp_path / "slow.py"
     slow.write_text("import time\ntime.sleep(60)\n")
+    slow.chmod(0o644)
     result = check_bot(slow, runner=runner, timeout=1.0)
-    assert not result.ok and result.error is not None and "longer than" in result.error
+    assert not result.ok and result.error is not None
+    assert "did not connect to the referee within 1 s" in result.error

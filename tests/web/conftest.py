@@ -51,7 +51,7 @@ class CheckRecorder:
         self.paths.append(path)
         entry = path / "bot.py"
         if b"raise SystemExit" in entry.read_bytes():
-            raise RegistryError("the bot does not load in the sandbox: SystemExit")
+            raise RegistryError("the bot failed its check in the sandbox: SystemExit")
 
 
 @pytest.fixture

@@ -221,7 +221,7 @@ def test_submit_uses_the_sandbox_check_by_default(r: redis.Redis) -> None:
             "/api/v1/bots/good/versions", files={"file": ("good.py", BOT)}, headers=_auth(token)
         )
     assert resp.status_code == 400, resp.text
-    assert "does not load in the sandbox" in resp.json()["error"]["message"]
+    assert "failed its check in the sandbox" in resp.json()["error"]["message"]
     assert store.get_bot(r, "nobot") is None
     assert good.status_code == 201, good.text
 

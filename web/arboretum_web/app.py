@@ -45,7 +45,7 @@ SubmitCheck = Callable[[Path], None]
 class WebSettings:
     redis_url: str = "redis://localhost:6379/0"
     check: SubmitCheck | None = None
-    """The import check of a submitted bot (the league's sandbox check when None)."""
+    """The check of a submitted bot (the league's sandbox check when None)."""
     sandbox: str | None = None
     """Sandbox kind for the default check (``$ARENA_SANDBOX`` when None)."""
     secure_cookies: bool = False

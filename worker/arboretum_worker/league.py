@@ -118,17 +118,20 @@ def sandbox_runner(settings: WorkerSettings, limits: Any = None) -> Any:
 
 
 def sandbox_check(settings: WorkerSettings | str) -> registry.BotCheck:
-    """The registry's pre-store check: ``check_bot`` in the sandbox; raises if the bot fails."""
+    """The registry's pre-store check: ``check.check_bot`` (one real decision in the sandbox);
+    raises if the bot fails it."""
     if isinstance(settings, str):
         settings = WorkerSettings(sandbox=settings)
     chosen = settings
 
     def check(path: Path) -> None:
-        from .sandbox import check_bot
+        from .check import check_bot
 
         verdict = check_bot(bot_entry(path), runner=sandbox_runner(chosen))
         if not verdict.ok:
-            raise registry.RegistryError(f"the bot does not load in the sandbox: {verdict.error}")
+            raise registry.RegistryError(
+                f"the bot failed its check in the sandbox: {verdict.error}"
+            )
 
     return check
 

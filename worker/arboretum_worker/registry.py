@@ -9,7 +9,7 @@ the same content always gives the same id, so :func:`add_version` is idempotent.
 belongs to the first bot name it was submitted under; submitting the same files under another
 name is refused (the leaderboard names a version by its bot).
 
-Whether a bot imports and answers is checked by the sandbox (``check_bot``, another module):
+Whether a bot starts and answers is checked in the sandbox (``check.check_bot``, another module):
 pass it as ``check`` and it runs on a materialised copy before anything is stored.
 """
 

@@ -8,7 +8,9 @@ API::
     with bot:                       # leaving the block kills the sandbox
         bot.pid; bot.wait(timeout) -> int | None; bot.returncode; bot.output() -> bytes
         bot.kill()                  # all of it, children included; idempotent; verifies
-    check_bot(bot_path, runner=None, timeout=30.0) -> BotCheck   # import check, in a sandbox
+
+The check of a submitted bot (one real decision against a private referee) is
+:func:`arboretum_worker.check.check_bot`; it uses a runner from here.
 
 ``SandboxLimits`` (memory, CPU seconds, processes, output, open files, file size, tmp size, code
 size; ``limits.for_match(thinking_time_s)`` derives the CPU time from a match's clock) and the
@@ -44,9 +46,15 @@ from .base import (
     log,
     python_runtime_paths,
 )
-from .check import BotCheck, check_bot
 from .limits import DEFAULT_LIMITS, MiB, SandboxLimits
-from .local import BareRunner, BwrapRunner, UnshareRunner, bwrap_usable, unshare_usable
+from .local import (
+    BareRunner,
+    BwrapRunner,
+    UnshareRunner,
+    bwrap_usable,
+    unshare_problem,
+    unshare_usable,
+)
 
 __all__ = [
     "BUILTIN_BOTS",
@@ -54,7 +62,6 @@ __all__ = [
     "RUNNER_KINDS",
     "SOCKET_INSIDE",
     "BareRunner",
-    "BotCheck",
     "BwrapRunner",
     "MiB",
     "SandboxError",
@@ -65,9 +72,10 @@ __all__ = [
     "UidSlotPool",
     "UnshareRunner",
     "bot_env",
-    "check_bot",
     "make_runner",
     "python_runtime_paths",
+    "unshare_problem",
+    "unshare_usable",
 ]
 
 RUNNER_KINDS = ("auto", "bwrap", "unshare", "docker", "none")
@@ -83,9 +91,12 @@ def make_runner(
     if kind == "auto":
         if bwrap_usable():
             runner = BwrapRunner(limits, **options)
-        elif unshare_usable():
+        elif (problem := unshare_problem()) is None:
             runner = UnshareRunner(limits, **options)
         else:
+            log.warning(
+                "bot sandbox: bwrap does not work here, and unshare not either: %s", problem
+            )
             runner = BareRunner(limits)
     elif kind == "bwrap":
         runner = BwrapRunner(limits, **options)

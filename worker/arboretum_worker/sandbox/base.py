@@ -370,6 +370,11 @@ class SandboxedBot:
             self._capture.join(5.0)
         return self._capture.data()
 
+    @property
+    def output_dropped(self) -> int:
+        """Bytes of output dropped past the cap so far."""
+        return 0 if self._capture is None else self._capture.dropped
+
     def __enter__(self) -> SandboxedBot:
         return self
 

@@ -1,0 +1,295 @@
+"""``check_bot``: the check a submitted bot passes before it is stored, judged by the worker.
+
+The bot is started in its sandbox exactly as in a league match (``arena bot run /bot/<name>
+--server unix:/run/arena/referee.sock``, the seat token in ``ARENA_TOKEN``), against a private
+referee (``arboretum_server``, in this process, on a unix socket in a private folder): a
+two-seat match whose other seat is the built-in random bot, played by this process. The bot
+must start, connect with its token and answer its first decision, a draw of seat 0, legally and
+in time. The verdict is read from the referee (the game's replay and the match's state), never
+from anything the bot prints or returns: code run at import cannot forge it. Then the match is
+cancelled and everything is stopped.
+
+A bot started from a manifest (``arena.toml`` with ``command = ...``) goes through the same
+exchange: ``arena bot run`` starts its command and bridges its lines, and the check judges the
+decision the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import json
+import os
+import secrets
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .sandbox import SandboxedBot, SandboxRunner
+
+__all__ = ["BotCheck", "bot_size", "check_bot"]
+
+SOCKET_NAME = "referee.sock"
+CHECK_CLOCK_MS = (1000, 10_000)
+"""Per-decision time and bank of the check's one decision (a league's defaults)."""
+_POLL_S = 0.02
+_QUOTE = 300
+
+
+@dataclass(frozen=True, slots=True)
+class BotCheck:
+    """The verdict on a submitted bot.
+
+    ``ok``: it started in the sandbox, connected to the referee and answered its first decision
+    legally in time; ``decision`` is that decision as the referee applied it (for example
+    ``draw deck``). Else ``error`` says why. ``output`` is what the bot printed during the
+    check (capped), ``returncode`` its exit status if it ended by itself.
+    """
+
+    ok: bool
+    error: str | None
+    size_bytes: int
+    output: bytes = b""
+    returncode: int | None = None
+    decision: str | None = None
+
+
+def bot_size(path: Path) -> int:
+    """Bytes of a bot file, or of every regular file under a bot folder (symlinks not followed)."""
+    if path.is_file():
+        return path.stat().st_size
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for f in files:
+            p = os.path.join(root, f)
+            if not os.path.islink(p):
+                total += os.lstat(p).st_size
+    return total
+
+
+def _shape_problem(path: Path) -> str | None:
+    if not path.exists():
+        return f"not found: {path.name}"
+    if path.is_file():
+        return None if path.suffix == ".py" else "a bot file must end in .py"
+    if (path / "arena.toml").is_file():
+        from arboretum_sdk.errors import BotLoadError
+
+        try:
+            manifest = importlib.import_module("arboretum_sdk.manifest")
+        except ImportError:  # an SDK without manifests: arena bot run will say what is wrong
+            return None
+        try:
+            manifest.read_manifest(path)
+        except BotLoadError as exc:
+            return str(exc)
+        return None
+    if not ((path / "bot.py").is_file() or (path / "__init__.py").is_file()):
+        return "a bot folder must hold bot.py or __init__.py (or an arena.toml)"
+    return None
+
+
+def check_bot(
+    bot_path: Path | str, *, runner: SandboxRunner | None = None, timeout: float = 30.0
+) -> BotCheck:
+    """Check a submitted bot: its shape and size here, then one real decision in a sandbox.
+
+    ``timeout`` bounds the bot's start (imports included) until it connects; its decision then
+    has the check's clock (:data:`CHECK_CLOCK_MS`: 1 s plus a 10 s bank).
+    """
+    if runner is None:
+        from .sandbox import make_runner
+
+        runner = make_runner()
+    path = Path(bot_path)
+    problem = _shape_problem(path)
+    if problem is not None:
+        return BotCheck(False, problem, bot_size(path) if path.exists() else 0)
+    size = bot_size(path)
+    limit = runner.limits.code_size_bytes
+    if size > limit:
+        return BotCheck(False, f"bot is {size} bytes, more than the {limit} allowed", size)
+    from arboretum_sdk import eventloop
+
+    folder = Path(tempfile.mkdtemp(prefix="arena-check-"))
+    try:
+        return eventloop.run(_exchange(path, size, runner, folder, timeout))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+async def _exchange(
+    path: Path, size: int, runner: SandboxRunner, folder: Path, timeout: float
+) -> BotCheck:
+    import grpc
+
+    from arboretum_proto.v1 import common_pb2, match_pb2, match_pb2_grpc
+
+    from .play import ADMIN_METADATA, PROTOCOL_VERSION
+    from .referee import start_private_referee
+
+    socket_path = folder / SOCKET_NAME
+    admin = secrets.token_urlsafe(24)
+    metadata = ((ADMIN_METADATA, admin),)
+    referee = await start_private_referee(socket_path, admin, None)
+    bot: SandboxedBot | None = None
+    opponent: asyncio.Future[Any] | None = None
+    ref_id = ""
+    try:
+        async with grpc.aio.insecure_channel(f"unix:{socket_path}") as channel:
+            stub = match_pb2_grpc.MatchServiceStub(channel)
+            per_decision_ms, bank_ms = CHECK_CLOCK_MS
+            created = await stub.CreateMatch(
+                match_pb2.CreateMatchRequest(
+                    protocol_version=PROTOCOL_VERSION,
+                    config=match_pb2.MatchConfig(
+                        player_count=2,
+                        game_count=1,
+                        time_control=common_pb2.TimeControl(
+                            per_decision_ms=per_decision_ms, bank_ms=bank_ms
+                        ),
+                        fault_policy=common_pb2.FaultPolicy(faults_to_forfeit=3),
+                        seat_names=["checked bot", "random"],
+                        start_timeout_ms=int(timeout * 1000) + 5000,
+                    ),
+                ),
+                metadata=metadata,
+                timeout=30,
+            )
+            ref_id = created.match_id
+            tokens = {t.seat: t.token for t in created.seat_tokens}
+            opponent = asyncio.ensure_future(
+                asyncio.to_thread(_play_random, f"unix:{socket_path}", tokens[1])
+            )
+            bot = await asyncio.to_thread(
+                runner.start,
+                path,
+                socket_path=socket_path,
+                token=tokens[0],
+                name=f"check-{path.name}",
+            )
+            verdict = await _judge(stub, match_pb2, ref_id, metadata, bot, timeout)
+            # (it may have ended by itself: a crash forfeits)
+            with contextlib.suppress(grpc.aio.AioRpcError):
+                await stub.CancelMatch(
+                    match_pb2.CancelMatchRequest(
+                        protocol_version=PROTOCOL_VERSION, match_id=ref_id, reason="check done"
+                    ),
+                    metadata=metadata,
+                    timeout=10,
+                )
+    finally:
+        if bot is not None:
+            await asyncio.to_thread(bot.kill)
+        await referee.stop(1.0)
+        if opponent is not None:
+            await asyncio.wait([opponent], timeout=10)
+    assert bot is not None
+    output = bot.output()
+    dropped = bot.output_dropped
+    returncode = bot.returncode if verdict.exited else None
+    if dropped:
+        cap = runner.limits.output_bytes
+        error = (
+            f"the bot printed {cap + dropped} bytes during the check, more than the {cap} bytes "
+            "of output a bot may print in a match"
+        )
+        return BotCheck(False, error, size, output, returncode)
+    if verdict.error is not None:
+        return BotCheck(False, verdict.error, size, output, returncode)
+    return BotCheck(True, None, size, output, returncode, verdict.decision)
+
+
+def _play_random(address: str, token: str) -> None:
+    """The other seat: the SDK's random bot, in this process (it ends with the match)."""
+    from arboretum_sdk.bots.random_bot import RandomBot
+    from arboretum_sdk.client import run_bot
+    from arboretum_sdk.errors import ClientError
+
+    with contextlib.suppress(ClientError):  # the match was cancelled, or the referee stopped
+        run_bot(RandomBot(), address, token, connect_timeout=30, reconnect_for=0)
+
+
+@dataclass(frozen=True, slots=True)
+class _Verdict:
+    error: str | None
+    decision: str | None = None
+    exited: bool = False
+
+
+def _last_line(bot: SandboxedBot) -> str:
+    lines = [x for x in bot.output().decode("utf-8", "replace").splitlines() if x.strip()]
+    if not lines:
+        return "it printed nothing"
+    line = lines[-1].strip()
+    return f"its last line: {line[:_QUOTE]}{'...' if len(line) > _QUOTE else ''}"
+
+
+def _step_text(step: dict[str, Any]) -> str:
+    if step.get("kind") == "draw":
+        source = step.get("source", "?")
+        return f"draw {source}" + (f" {step['pile']}" if source == "pile" else "")
+    return f"{step.get('kind')} {step.get('card', '')} {step.get('cell', '')}".strip()
+
+
+async def _judge(
+    stub: Any, match_pb2: Any, ref_id: str, metadata: Any, bot: SandboxedBot, timeout: float
+) -> _Verdict:
+    """Watch the referee until seat 0's first decision is applied, the bot ends, or time is up."""
+    import grpc
+
+    from .play import PROTOCOL_VERSION
+
+    started = time.monotonic()
+    connected_at: float | None = None
+    decision_s = sum(CHECK_CLOCK_MS) / 1000 + 5
+    get_match = match_pb2.GetMatchRequest(protocol_version=PROTOCOL_VERSION, match_id=ref_id)
+    get_replay = match_pb2.GetReplayRequest(
+        protocol_version=PROTOCOL_VERSION, match_id=ref_id, game_index=0
+    )
+    while True:
+        info = (await stub.GetMatch(get_match, timeout=10)).match
+        seat = next((s for s in info.seats if s.seat == 0), None)
+        if connected_at is None and seat is not None and seat.connected:
+            connected_at = time.monotonic()
+        if info.HasField("current_game_index") or info.results:
+            try:
+                reply = await stub.GetReplay(get_replay, metadata=metadata, timeout=10)
+            except grpc.aio.AioRpcError:
+                reply = None
+            if reply is not None and reply.replay_json:
+                steps = [
+                    s
+                    for s in json.loads(reply.replay_json).get("steps", [])
+                    if s.get("seat") == 0 and s.get("kind") in ("draw", "play")
+                ]
+                if steps:
+                    first = steps[0]
+                    fault = first.get("fault")
+                    if fault:
+                        return _Verdict(
+                            f"its first decision was not accepted ({fault.get('kind')}): "
+                            f"{fault.get('reason', '')}".rstrip(": ")
+                        )
+                    return _Verdict(None, _step_text(first))
+        code = bot.returncode
+        if code is not None:
+            when = "before connecting" if connected_at is None else "before its first decision"
+            return _Verdict(
+                f"the bot exited with status {code} {when} ({_last_line(bot)})", exited=True
+            )
+        now = time.monotonic()
+        if connected_at is None and now - started > timeout:
+            return _Verdict(
+                f"the bot did not connect to the referee within {timeout:g} s of its start "
+                f"(imports included; {_last_line(bot)})"
+            )
+        if connected_at is not None and now - connected_at > decision_s:
+            return _Verdict(
+                f"the bot connected but did not answer its first decision within {decision_s:g} s"
+            )
+        await asyncio.sleep(_POLL_S)
