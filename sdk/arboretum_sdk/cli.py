@@ -43,6 +43,7 @@ PLUGINS: list[tuple[str, str, dict[str, str]]] = [
             "leaderboard": "print the standings",
             "ratings": "fit ratings from all results",
             "match": "inspect a league match",
+            "sprt": "sequential test: is NEW stronger than OLD?",
             "bot versions": "list a bot's submitted versions",
         },
     ),

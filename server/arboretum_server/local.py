@@ -39,7 +39,7 @@ import secrets
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_REPLAYS",
     "Entrant",
+    "LocalSession",
     "MatchRun",
     "PlayError",
     "PlayOptions",
@@ -360,50 +361,109 @@ class PlayOptions:
     """Use this running referee instead of starting one (admin token: ``admin_token``)."""
     admin_token: str | None = None
     progress: bool = True
+    fetch_replays: bool = True
+    """Write each game's replay (bot logs are always written)."""
+
+
+OnGame = Callable[[MatchRun, Any], None]
+"""``on_game(run, result)``: called as each game of a match ends (``result``: a ``GameResult``)."""
+
+
+class LocalSession:
+    """A referee for local matches and the bot processes of the matches played on it.
+
+    The referee is started in this process (on loopback, a free port), or with
+    ``options.server`` an already running one is used. ``arena play`` plays its rotations on one
+    session; ``arena sprt`` plays its pairs on one, several matches at once::
+
+        async with LocalSession(options) as session:
+            run = await session.play_match(entrants, MatchRun(0, seats=(0, 1)), seed=7, games=2)
+
+    Leaving the session stops every bot process still running (at once when leaving on an
+    exception or a cancellation, else after :data:`BOT_EXIT_GRACE_S`) and then the referee.
+    """
+
+    def __init__(self, options: PlayOptions, *, max_games: int = 1000, keep_finished: int = 4):
+        self.options = options
+        self.max_games = max_games
+        self.keep_finished = keep_finished
+        self.referee: Referee | None = None
+        self.address = ""
+        self.admin_token = ""
+        self.channel: Any = None
+        self.reapers: list[asyncio.Task[None]] = []
+        self.live: list[BotProcess] = []
+
+    async def __aenter__(self) -> LocalSession:
+        import grpc
+
+        if self.options.server is None:
+            self.referee = await start_local_referee(
+                "127.0.0.1:0",
+                admin_token=secrets.token_urlsafe(24),
+                max_games=self.max_games,
+                keep_finished=self.keep_finished,
+            )
+            self.address, self.admin_token = self.referee.address, self.referee.admin_token
+        else:
+            if not self.options.admin_token:
+                raise PlayError("--server needs the referee's admin token in ARENA_ADMIN_TOKEN")
+            self.address, self.admin_token = self.options.server, self.options.admin_token
+        self.channel = grpc.aio.insecure_channel(self.address)
+        return self
+
+    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        try:
+            if exc_type is not None:
+                # Interrupted or failed: stop every bot process now rather than wait for it.
+                self.stop_bots()
+            await asyncio.gather(*self.reapers)
+            await self.channel.close()
+        finally:
+            if self.referee is not None:
+                await self.referee.stop(1.0)
+
+    def stop_bots(self) -> None:
+        """Terminate every bot process of this session that is still running."""
+        for bot in self.live:
+            if bot.proc.poll() is None:
+                bot.proc.terminate()
+
+    async def play_match(
+        self,
+        entrants: list[Entrant],
+        run: MatchRun,
+        *,
+        seed: int,
+        games: int,
+        progress: Progress | None = None,
+        on_game: OnGame | None = None,
+    ) -> MatchRun:
+        """Play one match of ``games`` deals from ``seed``, the entrants seated as ``run.seats``
+        says, with fresh bot processes; ``run`` is filled in and returned. The processes are left
+        to exit (and then stopped) by a task, so the next match need not wait for them."""
+        await _play_match(self, entrants, run, seed, games, progress or Progress(0, False), on_game)
+        return run
 
 
 async def play(options: PlayOptions) -> PlayReport:
     """Play every rotation and return the report. Raises :class:`PlayError` on bad input."""
-    import grpc
-
     entrants = resolve_entrants(options.specs)
     players = len(entrants)
     report = PlayReport(entrants, options.games, options.seed)
     report.totals = [EntrantTotals() for _ in entrants]
-    referee: Referee | None = None
     started = time.monotonic()
-    if options.server is None:
-        referee = await start_local_referee(
-            "127.0.0.1:0",
-            admin_token=secrets.token_urlsafe(24),
-            max_games=max(options.games, 1000),
-            keep_finished=players,
-        )
-        address, admin_token = referee.address, referee.admin_token
-    else:
-        if not options.admin_token:
-            raise PlayError("--server needs the referee's admin token in ARENA_ADMIN_TOKEN")
-        address, admin_token = options.server, options.admin_token
     progress = Progress(options.games * players, options.progress)
-    reapers: list[asyncio.Task[None]] = []
-    live: list[BotProcess] = []
-    try:
-        async with grpc.aio.insecure_channel(address) as channel:
+    async with LocalSession(
+        options, max_games=max(options.games, 1000), keep_finished=players
+    ) as session:
+        try:
             for rotation in range(players):
                 run = MatchRun(rotation, seats=rotation_seats(players, rotation))
                 names = " vs ".join(entrants[i].name for i in run.seats)
                 progress.update(f"match {rotation + 1}/{players}: {names}")
-                await _play_match(
-                    channel,
-                    referee,
-                    address,
-                    admin_token,
-                    options,
-                    entrants,
-                    run,
-                    progress,
-                    reapers,
-                    live,
+                await session.play_match(
+                    entrants, run, seed=options.seed, games=options.games, progress=progress
                 )
                 report.add(run)
                 for seat, _ in run.crashes:
@@ -413,45 +473,32 @@ async def play(options: PlayOptions) -> PlayReport:
                     f"match {rotation + 1}/{players} ({names}): {status}, "
                     f"{plural(len(run.results), 'game')}, {run.seconds:.1f} s, id {run.match_id}"
                 )
-    except BaseException:
-        # Interrupted or failed: stop every bot process now rather than wait for it to exit.
-        for bot in live:
-            if bot.proc.poll() is None:
-                bot.proc.terminate()
-        raise
-    finally:
-        progress.close()
-        await asyncio.gather(*reapers)
-        if referee is not None:
-            await referee.stop(1.0)
+        finally:
+            progress.close()
     report.seconds = time.monotonic() - started
     return report
 
 
 async def _play_match(
-    channel: Any,
-    referee: Referee | None,
-    address: str,
-    admin_token: str,
-    options: PlayOptions,
+    session: LocalSession,
     entrants: list[Entrant],
     run: MatchRun,
+    seed: int,
+    games: int,
     progress: Progress,
-    reapers: list[asyncio.Task[None]],
-    live: list[BotProcess],
+    on_game: OnGame | None,
 ) -> None:
-    """Play one rotation's match with fresh bot processes. The processes are left to exit (and then
-    stopped) by a task added to ``reapers``, so the next match need not wait for them."""
     import grpc
 
     from arboretum_proto.v1 import common_pb2, match_pb2, match_pb2_grpc
 
-    stub = match_pb2_grpc.MatchServiceStub(channel)
+    options = session.options
+    stub = match_pb2_grpc.MatchServiceStub(session.channel)
     players = len(entrants)
     config = match_pb2.MatchConfig(
         player_count=players,
-        match_seed=options.seed,
-        game_count=options.games,
+        match_seed=seed,
+        game_count=games,
         seat_names=[entrants[i].name for i in run.seats],
         start_timeout_ms=options.start_timeout_ms,
     )
@@ -466,10 +513,10 @@ async def _play_match(
         )
     if options.faults_to_forfeit is not None:
         config.fault_policy.faults_to_forfeit = options.faults_to_forfeit
+    metadata = ((ADMIN_KEY, session.admin_token),)
     try:
         created = await stub.CreateMatch(
-            match_pb2.CreateMatchRequest(protocol_version=1, config=config),
-            metadata=((ADMIN_KEY, admin_token),),
+            match_pb2.CreateMatchRequest(protocol_version=1, config=config), metadata=metadata
         )
     except grpc.aio.AioRpcError as exc:
         if exc.code() == grpc.StatusCode.INVALID_ARGUMENT:
@@ -489,31 +536,46 @@ async def _play_match(
             log_file = log_path.open("wb")
             env = dict(os.environ, ARENA_TOKEN=token.token)
             proc = subprocess.Popen(
-                bot_command(entrant.spec, address),
+                bot_command(entrant.spec, session.address),
                 env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=log_file,
                 stderr=subprocess.STDOUT,
             )
             bots.append(BotProcess(token.seat, entrant, proc, log_path, log_file))
-            live.append(bots[-1])
-        monitor = asyncio.create_task(_monitor(bots, referee, run, ended))
+            session.live.append(bots[-1])
+        monitor = asyncio.create_task(_monitor(bots, session.referee, run, ended))
         try:
-            await _follow(watch, run, progress)
+            await _follow(watch, run, progress, on_game)
         except grpc.aio.AioRpcError as exc:
             log.warning("match %s: the watch stream failed (%s); polling", run.match_id, exc.code())
-            await _poll(stub, run)
+            await _poll(stub, run, on_game)
         finally:
             ended.set()
             await monitor
         run.seconds = time.monotonic() - started
-        await _fetch_replays(stub, run, directory)
+        if options.fetch_replays:
+            await _fetch_replays(stub, run, directory)
+    except asyncio.CancelledError:
+        # Stopped from outside (``arena sprt`` reached its verdict): the match is dropped.
+        for bot in bots:
+            if bot.proc.poll() is None:
+                bot.proc.terminate()
+        with contextlib.suppress(Exception):
+            await stub.CancelMatch(
+                match_pb2.CancelMatchRequest(
+                    protocol_version=1, match_id=run.match_id, reason="stopped by the runner"
+                ),
+                metadata=metadata,
+                timeout=2,
+            )
+        raise
     finally:
         watch.cancel()
-        reapers.append(asyncio.create_task(_reap(bots)))
+        session.reapers.append(asyncio.create_task(_reap(bots)))
 
 
-async def _follow(watch: Any, run: MatchRun, progress: Progress) -> None:
+async def _follow(watch: Any, run: MatchRun, progress: Progress, on_game: OnGame | None) -> None:
     """Read the spectator stream to the match's end: progress, and the results."""
     from arboretum_proto.v1 import common_pb2
 
@@ -524,8 +586,13 @@ async def _follow(watch: Any, run: MatchRun, progress: Progress) -> None:
         elif kind == "game_end":
             run.results.append(message.game_end)
             progress.update(games=1)
+            if on_game is not None:
+                on_game(run, message.game_end)
         elif kind == "match":
-            run.results.extend(message.match.results)
+            for result in message.match.results:
+                run.results.append(result)
+                if on_game is not None:
+                    on_game(run, result)
         elif kind == "match_end":
             run.status = common_pb2.MatchStatus.Name(message.match_end.status)
             run.reason = message.match_end.reason
@@ -533,7 +600,7 @@ async def _follow(watch: Any, run: MatchRun, progress: Progress) -> None:
     raise RuntimeError("the spectator stream ended before the match did")
 
 
-async def _poll(stub: Any, run: MatchRun) -> None:
+async def _poll(stub: Any, run: MatchRun, on_game: OnGame | None) -> None:
     from arboretum_proto.v1 import common_pb2, match_pb2
 
     over = (
@@ -546,7 +613,11 @@ async def _poll(stub: Any, run: MatchRun) -> None:
             match_pb2.GetMatchRequest(protocol_version=1, match_id=run.match_id)
         )
         if reply.match.status in over:
+            seen = len(run.results)
             run.results = list(reply.match.results)
+            if on_game is not None:
+                for result in run.results[seen:]:
+                    on_game(run, result)
             run.status = common_pb2.MatchStatus.Name(reply.match.status)
             run.reason = reply.match.reason
             return

@@ -2,7 +2,8 @@
 :func:`register`.
 
 Commands: ``worker``, ``league create|run|status|cancel|retry|list``, ``leaderboard``, ``ratings``,
-``match show|logs|replay``, ``bot submit`` and ``bot versions``; ``arena demo`` is
+``match show|logs|replay``, ``bot submit``, ``bot versions`` and ``sprt`` (:mod:`.sprt.cli`);
+``arena demo`` is
 :mod:`arboretum_worker.demo`. Redis is ``--redis-url``, else ``$REDIS_URL``, else
 ``redis://localhost:6379/0``; the rq queue is ``$ARENA_QUEUE`` (``arena``).
 """
@@ -149,6 +150,10 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     )
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (default stdout)")
     p.set_defaults(handler=cmd_match_replay)
+
+    from .sprt import cli as sprt_cli
+
+    sprt_cli.register(subparsers)
 
     bot = groups.get("bot")
     if bot is not None:

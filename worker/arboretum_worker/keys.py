@@ -32,6 +32,16 @@ Layout (``{x}`` is an id; names and ids never contain ``:``)::
     arena:elo:{league}:stats:{vid}      hash   games, wins, shared_wins, win_share, rank_sum,
                                                last_played, last_seq, rating
     arena:elo:{league}:history:{vid}    list   "seq game rating match_id", one per game played
+    arena:sprts                         zset   sequential test ids, score = created (sprt/league.py)
+    arena:sprt:{id}                     hash   the test: versions, settings (JSON), status, ...
+    arena:sprt:{id}:batches             hash   batch index -> its pairs (JSON), written once
+    arena:sprt:{id}:order               list   batch indices in the order they were recorded
+    arena:sprt:{id}:state               hash   checked (batches taken into the test), snapshot
+    arena:sprt:{id}:llr                 list   the LLR after each counted pair
+    arena:sprt:{id}:next                string the next batch index to hand out
+    arena:sprt:{id}:successor           hash   batch index -> the batch it handed out after it
+    arena:sprt:{id}:attempts            hash   batch index -> attempts started
+    arena:sprt:{id}:failed              hash   batch index -> why it failed for good
 """
 
 from __future__ import annotations
@@ -73,6 +83,8 @@ class Keys:
     REPLAY: ClassVar[str] = PREFIX + "replay:"
     LOG: ClassVar[str] = PREFIX + "log:"
     ELO: ClassVar[str] = PREFIX + "elo:"
+    SPRTS: ClassVar[str] = PREFIX + "sprts"
+    SPRT: ClassVar[str] = PREFIX + "sprt:"
     INDEX_VERSION: ClassVar[str] = PREFIX + "index:version"
     INDEX_LOCK: ClassVar[str] = PREFIX + "index:lock"
 
@@ -162,6 +174,18 @@ class Keys:
     @classmethod
     def elo_history(cls, league: str, version_id: str) -> str:
         return cls.key_for(cls.elo(league) + ":history:", version_id)
+
+    @classmethod
+    def sprt(cls, test_id: str, part: str = "") -> str:
+        """A sequential test's hash, or one of its parts (``batches``, ``order``, ``state``,
+        ``llr``, ``next``, ``successor``, ``attempts``, ``failed``)."""
+        if part not in _SPRT_PARTS:
+            raise StoreError(f"no part {part!r} of a sequential test")
+        key = cls.key_for(cls.SPRT, test_id)
+        return f"{key}:{part}" if part else key
+
+
+_SPRT_PARTS = ("", "batches", "order", "state", "llr", "next", "successor", "attempts", "failed")
 
 
 class LeagueStatus(StrEnum):

@@ -49,6 +49,7 @@ PRELOAD = (
     "arboretum_worker.referee",
     "arboretum_worker.registry",
     "arboretum_worker.sandbox",
+    "arboretum_worker.sprt.jobs",
 )
 
 
