@@ -41,6 +41,7 @@ OWN_DEFAULTS = {
     ("--replays", "demo"): "the demo's replays go to replays/demo",
     ("--replays", "play"): "arena play's replays go to replays/play",
     ("--replays", "simulate"): "arena simulate writes replays only when asked",
+    ("--replays", "sprt"): "arena sprt keeps replays only when asked (a test plays thousands)",
     # `arena web author ... --redis-url` must not hide a value given before the action.
     ("--redis-url", "web author add"): "a value given to `arena web` is kept",
     ("--redis-url", "web author rotate"): "a value given to `arena web` is kept",
@@ -58,6 +59,7 @@ OWN_TYPES = {
     "--token": "a seat token (bot run) or an author token (bot submit)",
     "--token-file": "a seat token file (bot run) or an author token file (bot submit)",
     "--bot": "a bot in a match (match logs)",
+    "--league": "a league's name (leaderboard, ratings) or a flag: play on league workers (sprt)",
     "--games": "games (simulate) or deals in every seat rotation (play); both positive integers",
 }
 

@@ -85,9 +85,7 @@ def test_the_cap_ends_the_test_without_a_verdict(tmp_path: Path) -> None:
     assert "no verdict: the cap of 3 pairs was reached" in done.stdout
     assert "3 pairs" in done.stdout and "6 games counted" in done.stdout
     # the live progress line went to stderr
-    assert "random_copy vs random: LLR" in done.stderr or "random_copy.py vs random: LLR" in (
-        done.stderr
-    )
+    assert "random_copy vs random: LLR" in done.stderr
 
 
 @pytest.mark.parametrize(
@@ -128,7 +126,7 @@ def test_bots_that_cannot_be_loaded_or_are_the_same_version_are_refused(tmp_path
         assert done.returncode == 2, (bots, done.stdout, done.stderr)
         assert done.stderr.count("\n") == 1 and done.stderr.startswith("arena: "), done.stderr
         assert message in done.stderr
-        assert not replays.exists()
+        assert not replays.exists() or not any(replays.iterdir())  # no match was created
 
 
 def test_settings_cover_the_cli_defaults() -> None:

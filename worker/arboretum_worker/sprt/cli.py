@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from arboretum_sdk import argtypes
+from arboretum_sdk import argtypes, clitools
+from arboretum_sdk.clitools import UsageError, UserError, plural
 
 __all__ = ["register"]
 
@@ -97,25 +98,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         metavar="K",
         help="pairs per batch: games per match, per bot process (default 8)",
     )
-    p.add_argument("--seed", type=argtypes.seed, help="test seed (default: a random one, printed)")
-    p.add_argument(
-        "--per-decision-ms",
-        type=argtypes.positive,
-        metavar="L",
-        help="free time per decision (default 1000)",
-    )
-    p.add_argument(
-        "--bank-ms",
-        type=argtypes.non_negative,
-        metavar="B",
-        help="bank per seat per game (default 10000)",
-    )
-    p.add_argument(
-        "--faults-to-forfeit",
-        type=argtypes.positive,
-        metavar="N",
-        help="faults that forfeit a game (default 3)",
-    )
+    clitools.add_seed(p, "test seed")
+    clitools.add_time_control(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
     here = p.add_argument_group("played here (the default)")
@@ -156,16 +140,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     league.add_argument("--follow", metavar="TEST", help="follow a league test to its end")
     league.add_argument("--cancel", metavar="TEST", help="stop a league test")
     league.add_argument("--list", action="store_true", help="list the league's tests")
-    league.add_argument(
-        "--redis-url", metavar="URL", help="the league's Redis (default: $REDIS_URL or localhost)"
-    )
+    clitools.add_redis_url(league)
     p.set_defaults(handler=cmd_sprt)
     return p  # type: ignore[no-any-return]
-
-
-def _error(message: str, status: int = 2) -> int:
-    print(f"arena: {message}", file=sys.stderr)
-    return status
 
 
 def _settings(args: argparse.Namespace) -> Any:
@@ -185,17 +162,17 @@ def cmd_sprt(args: argparse.Namespace) -> int:
 
     actions = [name for name in ("follow", "cancel", "list") if getattr(args, name)]
     if len(actions) > 1:
-        return _error(f"--{actions[0]} and --{actions[1]} do not go together")
+        raise UsageError(f"--{actions[0]} and --{actions[1]} do not go together")
     if actions:
         if args.new is not None:
-            return _error(f"--{actions[0]} takes no bots")
+            raise UsageError(f"--{actions[0]} takes no bots")
         return _league_action(args, actions[0])
     if args.new is None or args.old is None:
-        return _error("give two bots: NEW and OLD (see: arena sprt --help)")
+        raise UsageError("give two bots, NEW and OLD (see: arena sprt --help)")
     try:
         settings = _settings(args)
     except SprtError as exc:
-        return _error(str(exc))
+        raise UsageError(str(exc)) from None
     if not getattr(args, "verbose", False):
         logging.getLogger("arboretum_server").setLevel(logging.WARNING)
     if args.league:
@@ -207,7 +184,7 @@ def _run_here(args: argparse.Namespace, settings: Any) -> int:
     from arboretum_sdk import eventloop
     from arboretum_server.local import PlayError
 
-    from .local import LocalTest, MatchFailed, progress_printer, run_local_test
+    from .local import LocalTest, MatchFailed, ProgressLine, run_local_test
 
     seed = args.seed if args.seed is not None else secrets.randbits(64)
     test = LocalTest(
@@ -223,25 +200,30 @@ def _run_here(args: argparse.Namespace, settings: Any) -> int:
         faults_to_forfeit=args.faults_to_forfeit,
         start_timeout_ms=args.start_timeout_ms,
     )
-    show = progress_printer(args.new, args.old, enabled=not args.quiet)
-    if not args.quiet:
-        print(_heading(args.new, args.old, settings, seed), file=sys.stderr)
+    if args.replays is not None:
+        clitools.output_dir(args.replays)
+    show = ProgressLine(enabled=not args.quiet)
+
+    def started(new: Any, old: Any) -> None:
+        show.label = f"{new.name} vs {old.name}"
+        if not args.quiet:
+            print(_heading(new.name, old.name, settings, seed), file=sys.stderr)
+
     try:
-        report = eventloop.run(run_local_test(test, on_pair=show))
+        report = eventloop.run(run_local_test(test, on_pair=show, on_start=started))
     except PlayError as exc:
-        return _error(str(exc))
+        raise UsageError(str(exc)) from None
     except MatchFailed as exc:
-        return _error(f"the test stopped: {exc}", 1)
+        raise UserError(f"the test stopped: {exc}") from None
     finally:
-        if not args.quiet and sys.stderr.isatty():
-            sys.stderr.write("\r\x1b[K")
+        show.clear()
     state = report.state
     if args.json:
         print(json.dumps(report.to_json(), indent=1))
         return 0
     print(state.conclusion(report.new.name, report.old.name))
     _print_state(state)
-    print(f"seed {report.seed}, {state.games} games counted, {report.seconds:.1f} s")
+    print(f"seed {report.seed}, {plural(state.games, 'game')} counted, {report.seconds:.1f} s")
     for problem in report.problems:
         print(problem)
     if report.logs is not None:
@@ -267,20 +249,15 @@ def _print_state(state: Any) -> None:
 
 
 def _redis(args: argparse.Namespace) -> tuple[Any, Any]:
-    import redis
-
-    from ..settings import SettingsError, WorkerSettings
+    from ..settings import RedisUnavailable, SettingsError, WorkerSettings, connect_redis
 
     try:
         settings = WorkerSettings.from_env(redis_url=args.redis_url)
+        return connect_redis(settings.redis_url), settings
     except SettingsError as exc:
-        raise SystemExit(f"arena: invalid league settings: {exc}") from None
-    client = redis.Redis.from_url(settings.redis_url)
-    try:
-        client.ping()
-    except redis.exceptions.ConnectionError as exc:
-        raise SystemExit(f"arena: cannot reach Redis at {settings.redis_url}: {exc}") from None
-    return client, settings
+        raise UserError(f"invalid league settings: {exc}") from None
+    except RedisUnavailable as exc:
+        raise UserError(str(exc)) from None
 
 
 def _label(r: Any, vid: str) -> str:
@@ -297,7 +274,7 @@ def _start_league_test(args: argparse.Namespace, settings: Any) -> int:
 
     for name in ("concurrency", "replays"):
         if getattr(args, name) not in (None, 1):
-            return _error(f"--{name} is for tests played here; with --league use --window")
+            raise UsageError(f"--{name} is for tests played here; with --league use --window")
     r, worker_settings = _redis(args)
     try:
         test = create_test(
@@ -309,12 +286,12 @@ def _start_league_test(args: argparse.Namespace, settings: Any) -> int:
             seed=args.seed,
             batch=args.batch,
             window=args.window,
-            per_decision_ms=args.per_decision_ms or 1000,
-            bank_ms=10_000 if args.bank_ms is None else args.bank_ms,
-            faults_to_forfeit=args.faults_to_forfeit or 3,
+            per_decision_ms=args.per_decision_ms,
+            bank_ms=args.bank_ms,
+            faults_to_forfeit=args.faults_to_forfeit,
         )
     except (LeagueError, store.StoreError) as exc:
-        return _error(str(exc))
+        raise UsageError(str(exc)) from None
     new, old = _label(r, test.new), _label(r, test.old)
     if not args.quiet or args.detach:
         print(f"test {test.id}: {_heading(new, old, settings, test.seed)}", file=sys.stderr)
@@ -330,7 +307,7 @@ def _follow(r: Any, test_id: str, args: argparse.Namespace) -> int:
 
     test = get_test(r, test_id)
     if test is None:
-        return _error(f"no test {test_id!r} (arena sprt --list)", 1)
+        raise UserError(f"no test {test_id!r} (arena sprt --list shows them)")
     new, old = _label(r, test.new), _label(r, test.old)
     tty = sys.stderr.isatty() and not args.quiet
     last_line = ""
@@ -381,7 +358,7 @@ def _follow(r: Any, test_id: str, args: argparse.Namespace) -> int:
         else:
             print(f"test {test.id} {test.status.value}: {test.reason or '-'}")
         _print_state(state)
-        print(f"test {test.id}, seed {test.seed}, {state.games} games counted")
+        print(f"test {test.id}, seed {test.seed}, {plural(state.games, 'game')} counted")
     return 0 if test.status is TestStatus.FINISHED else 1
 
 
@@ -394,9 +371,9 @@ def _league_action(args: argparse.Namespace, action: str) -> int:
     if action == "cancel":
         test = get_test(r, args.cancel)
         if test is None:
-            return _error(f"no test {args.cancel!r} (arena sprt --list)", 1)
+            raise UserError(f"no test {args.cancel!r} (arena sprt --list shows them)")
         if not cancel_test(r, test.id):
-            return _error(f"test {test.id} is {test.status.value} already", 1)
+            raise UserError(f"test {test.id} is {test.status.value} already")
         print(f"test {test.id}: cancelled")
         return 0
     rows = []

@@ -190,7 +190,7 @@ def create_test(
         store.Keys.sprt(test.id, "state"),
         store.Keys.sprt(test.id, "next"),
     ]
-    args = [test.id, new_id, old_id, _config_json(test), f"{test.created:.6f}", first]
+    args = [test.id, new_id, old_id, _config_json(test), repr(test.created), first]
     if not int(r.register_script(_CREATE)(keys=keys, args=args)):
         raise LeagueError(f"a test {test.id} exists already")  # 48 random bits: never
     for index in range(first):

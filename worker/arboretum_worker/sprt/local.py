@@ -38,7 +38,7 @@ __all__ = [
     "LocalTest",
     "LocalTestReport",
     "MatchFailed",
-    "progress_printer",
+    "ProgressLine",
     "run_local_test",
     "same_version",
 ]
@@ -144,9 +144,14 @@ class _Pairs:
 
 
 async def run_local_test(
-    test: LocalTest, *, on_pair: Callable[[SprtState], None] | None = None
+    test: LocalTest,
+    *,
+    on_pair: Callable[[SprtState], None] | None = None,
+    on_start: Callable[[Entrant, Entrant], None] | None = None,
 ) -> LocalTestReport:
-    """Play the test to its verdict. Raises :class:`PlayError` on bad input (before any game)."""
+    """Play the test to its verdict. Raises :class:`PlayError` on bad input (before any game);
+    ``on_start(new, old)`` is called once the bots are checked, ``on_pair(state)`` after every
+    pair."""
     entrants = resolve_entrants([test.new, test.old])
     if entrants[NEW].spec == entrants[OLD].spec:
         raise PlayError(
@@ -156,6 +161,8 @@ async def run_local_test(
         raise PlayError(
             f"NEW and OLD are the same version: {test.new} and {test.old} have the same contents"
         )
+    if on_start is not None:
+        on_start(entrants[NEW], entrants[OLD])
     logs = test.replays
     if logs is None:
         logs = Path(tempfile.mkdtemp(prefix="arena-sprt-"))
@@ -257,20 +264,28 @@ async def _play_batch(
             raise MatchFailed(problem)
 
 
-def progress_printer(new: str, old: str, *, enabled: bool) -> Callable[[SprtState], None]:
-    """The live progress line on stderr: redrawn on a terminal, else a line every 5 s."""
-    tty = enabled and sys.stderr.isatty()
-    last = [0.0]
+class ProgressLine:
+    """The live progress line on stderr: redrawn on a terminal, else a line every 5 s. Its
+    ``label`` (the bots' names) is set when the test starts."""
 
-    def show(state: SprtState) -> None:
-        if not enabled:
+    def __init__(self, *, enabled: bool) -> None:
+        self.enabled = enabled
+        self.tty = enabled and sys.stderr.isatty()
+        self.label = ""
+        self.last = 0.0
+
+    def __call__(self, state: SprtState) -> None:
+        if not self.enabled:
             return
-        line = f"{new} vs {old}: {state.line()}"
-        if tty:
+        line = f"{self.label}: {state.line()}"
+        if self.tty:
             sys.stderr.write(f"\r{line}\x1b[K")
             sys.stderr.flush()
-        elif time.monotonic() - last[0] >= 5.0 or state.verdict is not None:
-            last[0] = time.monotonic()
+        elif time.monotonic() - self.last >= 5.0 or state.verdict is not None:
+            self.last = time.monotonic()
             print(line, file=sys.stderr, flush=True)
 
-    return show
+    def clear(self) -> None:
+        if self.tty:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
