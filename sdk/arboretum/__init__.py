@@ -29,7 +29,15 @@ from .errors import (
 )
 from .grid import Arboretum
 from .policies import random_decision
-from .replay import REPLAY_FORMAT, REPLAY_VERSION, ReplayRecorder, load_replay, verify_replay
+from .replay import (
+    REPLAY_FORMAT,
+    REPLAY_VERSION,
+    ReplayCheck,
+    ReplayRecorder,
+    load_replay,
+    verify_replay,
+    verify_steps,
+)
 from .scoring import GameResult, PathScore, SeatScore, SpeciesScore
 from .state import (
     HAND_SIZE,
@@ -71,6 +79,7 @@ __all__ = [
     "PathScore",
     "Play",
     "PlayEvent",
+    "ReplayCheck",
     "ReplayError",
     "ReplayRecorder",
     "Rule",
@@ -85,4 +94,5 @@ __all__ = [
     "parse_decision",
     "random_decision",
     "verify_replay",
+    "verify_steps",
 ]

@@ -3,33 +3,52 @@
 The format is documented in ``docs/replay-format.md``. :class:`ReplayRecorder` wraps a
 :class:`GameState` and records every decision as it is applied; :func:`verify_replay` re-plays a
 document and raises :class:`ReplayError` naming the first step that is illegal or differs.
+
+Since version 2 every step carries ``digest``: a link of a hash chain over the game, computed from
+the previous link, the step as recorded and the game state after it (:func:`step_digest`). An edit
+anywhere, even one that leaves a legal game (another card of the hand played), is found at the
+step it changed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import sys
+from array import array
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .cards import Card, Cell, Species
 from .decisions import DECK, Decision, Draw, Play
 from .errors import ArboretumError, ReplayError
+from .grid import BITS, OFFSET, STRIDE
 from .scoring import GameResult, PathScore
 from .state import GameState, deal_from_seed
 from .version import ENGINE_VERSION, RULES_VERSION
 
 __all__ = [
+    "READABLE_VERSIONS",
     "REPLAY_FORMAT",
     "REPLAY_VERSION",
+    "ReplayCheck",
     "ReplayRecorder",
+    "chain_start",
     "load_replay",
+    "position_bytes",
     "result_to_json",
+    "step_digest",
     "verify_replay",
+    "verify_steps",
 ]
 
 REPLAY_FORMAT = "arboretum-replay"
-REPLAY_VERSION = 1
+REPLAY_VERSION = 2
+"""The version this engine writes. Version 2 added the ``digest`` of every step."""
+READABLE_VERSIONS = (1, 2)
+"""The versions this engine verifies: version 1 replays (no digests) still verify."""
 FAULT_KINDS = ("timeout", "disconnect", "crash", "malformed", "illegal", "forfeited")
 
 
@@ -61,17 +80,34 @@ class ReplayRecorder:
         self.extra = dict(extra or {})
         self._steps: list[dict[str, Any] | _Applied] = []
         self._converted = 0
-        """Steps before this index are all JSON objects already."""
+        """Steps before this index are all JSON objects already, with their digests."""
+        self._start = state.copy()
+        self._chain: _Chain | None = None
+        """The digests' game, built when the steps are first asked for."""
 
     @property
     def steps(self) -> list[dict[str, Any]]:
-        """The steps so far, as JSON objects. A decision is kept as it was applied until the steps
-        are asked for (the referee records one per decision, and looks at them once a game)."""
+        """The steps so far, as JSON objects with their digests. A decision is kept as it was
+        applied until the steps are asked for (the referee records one per decision, and looks
+        at them once a game); the digests are computed then, on a copy of the game of its own
+        that follows the steps, so that applying a decision costs nothing more."""
         steps = self._steps
+        if self._converted == len(steps):
+            return steps  # type: ignore[return-value]
+        chain = self._chain
+        if chain is None:
+            start = self._start
+            chain = self._chain = _Chain(start, chain_start(start))
         for i in range(self._converted, len(steps)):
-            step = steps[i]
-            if type(step) is tuple:
-                steps[i] = _decision_step(*step)
+            recorded = steps[i]
+            if isinstance(recorded, tuple):
+                step = steps[i] = _decision_step(*recorded)
+                chain.state.push(recorded[2])
+            else:
+                step = recorded
+                if step["kind"] == "forfeit":
+                    chain.state.forfeit(step["seat"])
+            chain.link(step)
         self._converted = len(steps)
         return steps  # type: ignore[return-value]
 
@@ -108,7 +144,28 @@ class ReplayRecorder:
         """The replay document. The game must be over."""
         state = self.state
         result = state.result()
-        doc: dict[str, Any] = {
+        doc = self._header()
+        doc["steps"] = self.steps
+        doc["final_hands"] = [[str(c) for c in hand] for hand in result.hands]
+        doc["result"] = result_to_json(result)
+        doc.update(self.extra)
+        return doc
+
+    def partial_json(self, reason: str = "") -> dict[str, Any]:
+        """The replay of a game that is not over (or was stopped): the header and the steps so far,
+        ``"complete": false``, the ``"stopped"`` reason if given, and no result. It verifies with
+        ``verify_steps`` (``arena replay verify --partial``)."""
+        doc = self._header()
+        doc["steps"] = list(self.steps)
+        doc["complete"] = False
+        if reason:
+            doc["stopped"] = reason
+        doc.update(self.extra)
+        return doc
+
+    def _header(self) -> dict[str, Any]:
+        state = self.state
+        return {
             "format": REPLAY_FORMAT,
             "version": REPLAY_VERSION,
             "engine": {"version": ENGINE_VERSION, "rules": RULES_VERSION},
@@ -120,12 +177,7 @@ class ReplayRecorder:
             "seats": [{"seat": i, "bot": name} for i, name in enumerate(self.seats)],
             "deck": [str(c) for c in state.initial_deck],
             "hands": [[str(c) for c in hand] for hand in state.initial_hands],
-            "steps": self.steps,
-            "final_hands": [[str(c) for c in hand] for hand in result.hands],
-            "result": result_to_json(result),
         }
-        doc.update(self.extra)
-        return doc
 
     def write(self, path: Path) -> None:
         path.write_text(json.dumps(self.to_json(), indent=1) + "\n")
@@ -275,17 +327,49 @@ def step_to_decision(step: Mapping[str, Any], where: str) -> Decision:
     raise ReplayError(f"{where}: unknown step kind {kind!r}")
 
 
-def verify_replay(doc: Mapping[str, Any]) -> GameResult:
-    """Re-play a replay document through the engine and check every recorded fact.
+@dataclass(frozen=True)
+class ReplayCheck:
+    """What :func:`verify_steps` checked: the steps, and the game they lead to."""
 
-    Returns the recomputed result; raises :class:`ReplayError` naming the first step (or header
-    field) that is illegal or differs from the record.
+    steps: int
+    """How many steps were checked (notes included)."""
+    digests: bool
+    """Whether the steps carried digests (version 2 and later), all of them checked."""
+    state: GameState
+    """The game re-played up to the last step."""
+    stopped: str | None = None
+    """Why the game was stopped, when the document says so (a partial replay)."""
+
+    def describe(self) -> str:
+        state = self.state
+        links = "digests checked" if self.digests else "no digests (version 1)"
+        steps = f"{self.steps} step{'' if self.steps == 1 else 's'}"
+        if state.is_over:
+            where = "the game is over"
+        else:
+            where = (
+                f"unfinished: turn {state.turn}, seat {state.current_seat} due "
+                f"({state.decision_kind.value})"
+            )
+        stopped = f"; stopped: {self.stopped}" if self.stopped else ""
+        return f"{steps}, {links}; {where}{stopped}"
+
+
+def verify_steps(doc: Mapping[str, Any]) -> ReplayCheck:
+    """Check a replay's header and re-play its steps, which may end before the game does (a
+    partial replay of a cancelled or drained game, ``"complete": false``).
+
+    Raises :class:`ReplayError` naming the first step (or header field) that is illegal or
+    differs from the record; in a version 2 replay that is the first step whose digest differs.
     """
     if doc.get("format") != REPLAY_FORMAT:
         raise ReplayError(f"not an Arboretum replay (format {doc.get('format')!r})")
     version = doc.get("version")
-    if version != REPLAY_VERSION:
-        raise ReplayError(f"replay version {version!r} is not supported (this engine reads 1)")
+    if type(version) is not int or version not in READABLE_VERSIONS:
+        readable = " and ".join(map(str, READABLE_VERSIONS))
+        raise ReplayError(
+            f"replay version {version!r} is not supported (this engine reads {readable})"
+        )
     players = _field(doc, "players", int, "header")
     try:
         species = [Species(s) for s in _field(doc, "species", list, "header")]
@@ -310,32 +394,71 @@ def verify_replay(doc: Mapping[str, Any]) -> GameResult:
     hands = _field(doc, "hands", list, "header")
     if [_cards(h, "header hands") for h in hands] != [list(h) for h in state.initial_hands]:
         raise ReplayError("header: the dealt hands do not follow from the deck")
-    for i, step in enumerate(_field(doc, "steps", list, "header")):
+    digests = version >= 2
+    link = chain_start(state) if digests else ""
+    position = _Position(state)
+    steps = _field(doc, "steps", list, "header")
+    for i, step in enumerate(steps):
         if not isinstance(step, dict):
             raise ReplayError("a step is a JSON object", i)
-        kind = step.get("kind")
-        if step.get("note"):
-            continue
-        seat = step.get("seat")
-        if kind == "forfeit":
-            if type(seat) is not int or not 0 <= seat < players:
-                raise ReplayError(f"forfeit of an unknown seat {seat!r}", i)
-            state.forfeit(seat)
-            continue
-        if seat != state.current_seat:
-            raise ReplayError(f"recorded for seat {seat!r} but seat {state.current_seat} is due", i)
-        if step.get("turn") != state.turn:
-            raise ReplayError(f"recorded in turn {step.get('turn')!r}, expected {state.turn}", i)
-        try:
-            decision = step_to_decision(step, "decision")
-        except ReplayError as exc:
-            raise ReplayError(str(exc), i) from None
-        try:
-            card = state.apply(decision)
-        except ArboretumError as exc:
-            raise ReplayError(f"{decision}: {exc}", i) from None
-        if kind == "draw" and str(card) != step.get("card"):
-            raise ReplayError(f"the draw gives {card}, the replay says {step.get('card')!r}", i)
+        _replay_step(state, step, players, i)
+        if digests:
+            link = _check_digest(link, step, state, position, i)
+    stopped = doc.get("stopped")
+    return ReplayCheck(len(steps), digests, state, stopped if isinstance(stopped, str) else None)
+
+
+def _replay_step(state: GameState, step: dict[str, Any], players: int, i: int) -> None:
+    """Apply one recorded step to ``state`` (notes change nothing), or raise naming step ``i``."""
+    kind = step.get("kind")
+    if step.get("note"):
+        return
+    seat = step.get("seat")
+    if kind == "forfeit":
+        if type(seat) is not int or not 0 <= seat < players:
+            raise ReplayError(f"forfeit of an unknown seat {seat!r}", i)
+        state.forfeit(seat)
+        return
+    if seat != state.current_seat:
+        raise ReplayError(f"recorded for seat {seat!r} but seat {state.current_seat} is due", i)
+    if step.get("turn") != state.turn:
+        raise ReplayError(f"recorded in turn {step.get('turn')!r}, expected {state.turn}", i)
+    try:
+        decision = step_to_decision(step, "decision")
+    except ReplayError as exc:
+        raise ReplayError(str(exc), i) from None
+    try:
+        card = state.apply(decision)
+    except ArboretumError as exc:
+        raise ReplayError(f"{decision}: {exc}", i) from None
+    if kind == "draw" and str(card) != step.get("card"):
+        raise ReplayError(f"the draw gives {card}, the replay says {step.get('card')!r}", i)
+
+
+def _check_digest(
+    previous: str, step: dict[str, Any], state: GameState, position: _Position, i: int
+) -> str:
+    recorded = step.get("digest")
+    if not isinstance(recorded, str):
+        raise ReplayError("missing field 'digest' (every step of a version 2 replay has one)", i)
+    expected = step_digest(previous, step, state, position.bytes())
+    if recorded != expected:
+        raise ReplayError(
+            f"the digest differs (recorded {recorded!r}, re-played {expected!r}): this step or "
+            "the game state after it is not what was played",
+            i,
+        )
+    return expected
+
+
+def verify_replay(doc: Mapping[str, Any]) -> GameResult:
+    """Re-play a replay document through the engine and check every recorded fact.
+
+    Returns the recomputed result; raises :class:`ReplayError` naming the first step (or header
+    field) that is illegal or differs from the record. The game must be over (for a partial
+    replay, see :func:`verify_steps`).
+    """
+    state = verify_steps(doc).state
     if not state.is_over:
         raise ReplayError(
             f"the steps end before the game does ({state.decision_kind.value} is due)"
@@ -356,12 +479,151 @@ def verify_replay(doc: Mapping[str, Any]) -> GameResult:
         got_seats = got_seats if isinstance(got_seats, list) else []
         for got, want in zip(got_seats, expected["seats"], strict=False):
             if got != want:
+                where, mine, theirs = _first_difference(got, want)
                 raise ReplayError(
-                    f"final: the scoring of seat {want['seat']} differs: {got!r} "
-                    f"re-played as {want!r}"
+                    f"final: the scoring of seat {want['seat']} differs at {where or 'its top'}: "
+                    f"recorded {_short(mine)}, re-played {_short(theirs)}"
                 )
         raise ReplayError("final: the scoring explanation differs")
     return result
+
+
+_MISSING = object()
+
+
+def _first_difference(got: Any, want: Any, where: str = "") -> tuple[str, Any, Any]:
+    """The path of the first place where ``got`` differs from ``want``, and both values there."""
+    if isinstance(got, dict) and isinstance(want, dict):
+        for key in [*want, *(k for k in got if k not in want)]:
+            a, b = got.get(key, _MISSING), want.get(key, _MISSING)
+            if a != b:
+                return _first_difference(a, b, f"{where}.{key}" if where else str(key))
+    if isinstance(got, list) and isinstance(want, list) and len(got) == len(want):
+        for index, (a, b) in enumerate(zip(got, want, strict=True)):
+            if a != b:
+                return _first_difference(a, b, f"{where}[{index}]")
+    return where, got, want
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    if value is _MISSING:
+        return "nothing"
+    text = json.dumps(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# --------------------------------------------------------------------------- the digest chain
+
+
+def chain_start(state: GameState) -> str:
+    """The chain's first link: the digest of the deal (players, species, full deck)."""
+    deal = (
+        f"arboretum-replay/2|{state.players}|{','.join(s.value for s in state.species)}|"
+        f"{','.join(str(c) for c in state.initial_deck)}"
+    )
+    return hashlib.sha256(deal.encode()).hexdigest()[:DIGEST_CHARS]
+
+
+def position_bytes(state: GameState) -> bytes:
+    """The whole position as bytes in one canonical form: what a step's ``digest`` covers.
+
+    The turn (2 bytes, big-endian), the seat due, the decision due (0 first draw, 1 second draw,
+    2 play, 3 game over), 1 if the play must discard, the deck's size; then per seat in order: its
+    hand's card ids sorted, its discard pile's bottom first, and its arboretum's cards in (x, y)
+    order, each as x + 32768 and y + 32768 (2 bytes each, big-endian) and the card id, each of
+    the three ended by a byte 255; last a byte per seat, 1 if it forfeited. A card's id is its
+    species' index in the rules' order times 8, plus its value minus 1.
+    """
+    return _Position(state).bytes()
+
+
+def step_digest(
+    previous: str, step: Mapping[str, Any], state: GameState, position: bytes | None = None
+) -> str:
+    """A step's ``digest``: the first 16 hex digits of SHA-256 over ``previous``, ``|``, the step
+    and ``|``, then :func:`position_bytes` of the game after the step (``position``, when the
+    caller has it). ``previous`` is the previous step's digest (or :func:`chain_start`). The step
+    is its fields as compact JSON with sorted keys (UTF-8), without ``digest`` itself and without
+    the details private to the seat's author, which a viewer may withhold: ``fault``, ``reason``."""
+    body = _CANONICAL.encode({k: v for k, v in step.items() if k not in _UNDIGESTED})
+    if position is None:
+        position = position_bytes(state)
+    data = f"{previous}|{body}|".encode() + position
+    return hashlib.sha256(data).hexdigest()[:DIGEST_CHARS]
+
+
+_UNDIGESTED = frozenset(("digest", "fault", "reason"))
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+DIGEST_CHARS = 16
+_LITTLE_ENDIAN = sys.byteorder == "little"
+_TO_UNSIGNED = (1 << 15) - OFFSET
+"""From a packed coordinate (x + OFFSET) to x + 32768, as position_bytes writes it."""
+_Y_MASK = STRIDE - 1
+
+
+class _Position:
+    """:func:`position_bytes` of a game followed step by step: each seat's arboretum part is kept
+    until the arboretum grows (one seat's, every third step or so)."""
+
+    __slots__ = ("_arb_bytes", "_arb_sizes", "state")
+
+    def __init__(self, state: GameState) -> None:
+        self.state = state
+        self._arb_bytes = [b"\xff"] * state.players
+        self._arb_sizes = [0] * state.players
+
+    def bytes(self) -> bytes:
+        state = self.state
+        out = bytearray(state.turn.to_bytes(2, "big"))
+        out += bytes((state._seat, state._phase, state._discard_required, len(state._deck)))
+        hands, piles, arbs = state._hands, state._piles, state._arbs
+        sizes = self._arb_sizes
+        for seat in range(state.players):
+            out += bytes(sorted(hands[seat]))
+            out += bytes(piles[seat]).join(_SEPARATORS)
+            if len(arbs[seat]) != sizes[seat]:
+                self._refresh(seat)
+            out += self._arb_bytes[seat]
+        out += bytes(state._forfeited)
+        return bytes(out)
+
+    def _refresh(self, seat: int) -> None:
+        arb = self.state._arbs[seat]
+        cells = sorted(arb)  # packed cells sort in (x, y) order
+        coords = array("H")
+        for packed in cells:
+            coords.append((packed >> BITS) + _TO_UNSIGNED)
+            coords.append((packed & _Y_MASK) + _TO_UNSIGNED)
+        if _LITTLE_ENDIAN:
+            coords.byteswap()
+        raw = coords.tobytes()
+        out = bytearray()
+        for i, packed in enumerate(cells):
+            out += raw[4 * i : 4 * i + 4]
+            out.append(arb[packed])
+        out.append(255)
+        self._arb_bytes[seat] = bytes(out)
+        self._arb_sizes[seat] = len(arb)
+
+
+_SEPARATORS = (b"\xff", b"\xff")
+"""A pile between two: the end of the hand before it and its own (see _Position.bytes)."""
+
+
+class _Chain:
+    """The digests of a recording: its own copy of the game, advanced step by step."""
+
+    __slots__ = ("link_value", "position", "state")
+
+    def __init__(self, state: GameState, start: str) -> None:
+        self.state = state
+        self.position = _Position(state)
+        self.link_value = start
+
+    def link(self, step: dict[str, Any]) -> None:
+        self.link_value = step["digest"] = step_digest(
+            self.link_value, step, self.state, self.position.bytes()
+        )
 
 
 def _check_seed_deal(players: int, seed: int, species: list[Species], deck: list[Card]) -> None:

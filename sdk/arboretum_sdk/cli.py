@@ -62,15 +62,23 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_replay_verify(args: argparse.Namespace) -> int:
-    from arboretum import ReplayError, load_replay, verify_replay
+    from arboretum import ReplayError, load_replay, verify_replay, verify_steps
 
     failures = 0
     for path in args.files:
+        doc: dict[str, Any] = {}
         try:
-            result = verify_replay(load_replay(path))
+            doc = load_replay(path)
+            if args.partial:
+                print(f"ok   {path}: {verify_steps(doc).describe()}")
+                continue
+            result = verify_replay(doc)
         except ReplayError as exc:
             failures += 1
-            clitools.say_error(f"{path}: {exc}")
+            hint = ""
+            if doc.get("complete") is False and not args.partial:
+                hint = " (an unfinished game's replay: check its steps with --partial)"
+            clitools.say_error(f"{path}: {exc}{hint}")
             continue
         totals = " ".join(str(t) for t in result.totals)
         print(f"ok   {path}: totals {totals}, winners {list(result.winners)}")
@@ -157,10 +165,18 @@ def build_parser(plugins: bool = True) -> argparse.ArgumentParser:
     p = replay_sub.add_parser(
         "verify",
         help="re-play replay files through the engine",
-        description="Re-play each file through the rules engine. Fails, naming the step, on any "
-        "illegal step or any recorded card, hand or score that differs.",
+        description="Re-play each file through the rules engine. Fails, naming the first step "
+        "that differs, on any illegal step, any recorded card, hand or score that differs, and "
+        "any step whose digest differs (docs/replay-format.md): an edit is named at the step it "
+        "changed.",
     )
     p.add_argument("files", nargs="+", type=Path, metavar="FILE", help="replay files (JSON)")
+    p.add_argument(
+        "--partial",
+        action="store_true",
+        help="check the steps of unfinished games too (a cancelled or drained match's "
+        "game-<i>.partial.json): header and steps, no result",
+    )
     p.set_defaults(handler=cmd_replay_verify)
     p = replay_sub.add_parser("show", help="print a replay turn by turn")
     p.add_argument("file", type=Path, metavar="FILE", help="a replay file (JSON)")

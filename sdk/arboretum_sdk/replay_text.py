@@ -11,10 +11,13 @@ __all__ = ["render_replay"]
 
 
 def render_replay(doc: dict[str, Any]) -> str:
+    """The replay turn by turn; :class:`ReplayError` naming what is missing or malformed."""
     try:
         return _render(doc)
-    except (KeyError, TypeError, ValueError, ArboretumError) as exc:
-        raise ReplayError(f"cannot render this replay: {exc!r}") from None
+    except KeyError as exc:
+        raise ReplayError(f"cannot show this replay: a field {exc.args[0]!r} is missing") from None
+    except (TypeError, ValueError, AttributeError, IndexError, ArboretumError) as exc:
+        raise ReplayError(f"cannot show this replay: it is malformed ({exc})") from None
 
 
 def _render(doc: dict[str, Any]) -> str:
@@ -54,6 +57,10 @@ def _render(doc: dict[str, Any]) -> str:
     for i, arb in enumerate(arbs):
         lines.append(f"seat {i} ({seats[i]}):")
         lines.append(Arboretum(arb).render())
+    if "result" not in doc and doc.get("complete") is False:
+        stopped = doc.get("stopped")
+        lines.append(f"\nno result: the game did not finish{f' ({stopped})' if stopped else ''}")
+        return "\n".join(lines)
     lines.append("\nscoring:")
     for seat in doc["result"]["seats"]:
         lines.append(

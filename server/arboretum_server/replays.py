@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from arboretum import ENGINE_VERSION, REPLAY_FORMAT, REPLAY_VERSION, RULES_VERSION, ReplayRecorder
+from arboretum import ReplayRecorder
 
 __all__ = ["ReplayStore", "partial_document"]
 
@@ -25,26 +25,7 @@ log = logging.getLogger(__name__)
 
 def partial_document(recorder: ReplayRecorder, reason: str = "") -> dict[str, Any]:
     """The replay of a game not over yet: the header and the steps so far, no result."""
-    state = recorder.state
-    doc: dict[str, Any] = {
-        "format": REPLAY_FORMAT,
-        "version": REPLAY_VERSION,
-        "engine": {"version": ENGINE_VERSION, "rules": RULES_VERSION},
-        "match_id": recorder.match_id,
-        "game_index": recorder.game_index,
-        "seed": None if state.seed is None else str(state.seed),
-        "players": state.players,
-        "species": [s.value for s in state.species],
-        "seats": [{"seat": i, "bot": name} for i, name in enumerate(recorder.seats)],
-        "deck": [str(c) for c in state.initial_deck],
-        "hands": [[str(c) for c in hand] for hand in state.initial_hands],
-        "steps": list(recorder.steps),
-        "complete": False,
-    }
-    if reason:
-        doc["stopped"] = reason
-    doc.update(recorder.extra)
-    return doc
+    return recorder.partial_json(reason)
 
 
 class ReplayStore:

@@ -143,3 +143,47 @@ def test_bad_arguments_exit_2_with_a_clear_message(args: list[str], words: list[
     for word in words:
         assert word in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_replay_verify_partial_checks_an_unfinished_game(tmp_path: Path) -> None:
+    import random
+
+    from arboretum import GameState, ReplayRecorder, random_decision
+
+    state = GameState.new(2, 5)
+    recorder = ReplayRecorder(state, match_id="m", seats=["a", "b"])
+    rng = random.Random(1)
+    for _ in range(30):
+        recorder.apply(random_decision(state, rng))
+    recorder.note(state.current_seat, "stopped", "match cancelled")
+    path = tmp_path / "game-0.partial.json"
+    path.write_text(json.dumps(recorder.partial_json("match cancelled")))
+
+    plain = arena("replay", "verify", path)
+    assert plain.returncode == 1
+    assert "steps end before the game does" in plain.stderr and "--partial" in plain.stderr
+
+    done = arena("replay", "verify", "--partial", path)
+    assert done.returncode == 0, done.stderr
+    assert f"ok   {path}: 31 steps, digests checked; unfinished: turn" in done.stdout
+    assert "stopped: match cancelled" in done.stdout
+
+    doc = json.loads(path.read_text())
+    doc["steps"][12]["discard"] = None if doc["steps"][12]["kind"] == "play" else "OA1"
+    doc["steps"][12]["seat"] = 1 - doc["steps"][12]["seat"]
+    path.write_text(json.dumps(doc))
+    bad = arena("replay", "verify", "--partial", path)
+    assert bad.returncode == 1 and f"arena: {path}: step 12:" in bad.stderr
+
+    shown = arena("replay", "show", path)
+    assert shown.returncode == 0 and "no result: the game did not finish" in shown.stdout
+
+
+def test_replay_show_names_a_missing_field(tmp_path: Path) -> None:
+    path = tmp_path / "nosteps.json"
+    path.write_text(json.dumps({"format": "arboretum-replay", "version": 2, "match_id": "m",
+                                "game_index": 0, "seed": None, "engine": {"version": "1"},
+                                "species": [], "seats": [], "hands": []}))  # fmt: skip
+    done = arena("replay", "show", path)
+    assert done.returncode == 1
+    assert done.stderr == f"arena: {path}: cannot show this replay: a field 'steps' is missing\n"

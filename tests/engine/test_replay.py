@@ -14,16 +14,28 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arboretum import (
+    DECK,
     REPLAY_FORMAT,
     REPLAY_VERSION,
     Card,
+    Cell,
+    Draw,
     GameState,
+    Play,
     ReplayError,
     ReplayRecorder,
+    Species,
     load_replay,
     random_decision,
     verify_replay,
+    verify_steps,
 )
+
+V1_REPLAY = Path(__file__).parent / "data" / "replay-v1.json"
+"""A replay written by the engine of replay format version 1 (before step digests)."""
+V2_REPLAY = Path(__file__).parent / "data" / "replay-v2.json"
+"""A replay of version 2 as first written: if it stops verifying, the digests changed meaning,
+and the format's version must change with them (docs/replay-format.md, "Versioning")."""
 
 
 @functools.cache
@@ -169,9 +181,7 @@ def test_step_for_the_wrong_seat_or_turn_names_the_step() -> None:
 def test_removed_step_names_the_step_where_replay_diverges() -> None:
     doc = replay()
     del doc["steps"][4]
-    with pytest.raises(ReplayError) as info:
-        verify_replay(doc)
-    assert info.value.step is not None and info.value.step >= 4
+    fails(doc, 4)
 
 
 def test_truncated_steps_fail() -> None:
@@ -235,9 +245,19 @@ def test_notes_are_skipped_and_forfeits_replayed() -> None:
     doc = json.loads(json.dumps(recorder.to_json()))
     result = verify_replay(doc)
     assert result.seats[2].forfeited and result.ranks[2] == 3
-    # Without the forfeit, the ranks no longer match the record.
+    # Without the forfeit, the game differs from the step after it on.
+    at = steps_where(doc, kind="forfeit")[0]
     doc["steps"] = [s for s in doc["steps"] if s["kind"] != "forfeit"]
-    fails(doc, None, "final")
+    fails(doc, at, "digest")
+    # A note is part of the record: one moved to another seat is found at the note. (Its
+    # reason, like a fault's details, is private to the seat's author and not covered.)
+    doc = json.loads(json.dumps(recorder.to_json()))
+    at = steps_where(doc, kind="stale")[0]
+    doc["steps"][at]["seat"] = 0
+    fails(doc, at, "digest")
+    doc = json.loads(json.dumps(recorder.to_json()))
+    doc["steps"][at]["reason"] = "withheld"
+    verify_replay(doc)
 
 
 def test_unknown_fault_kind_is_refused_when_recording() -> None:
@@ -285,7 +305,9 @@ def test_changed_dealt_hands_fail() -> None:
     [
         ("format", "chess-replay", "format"),
         ("format", None, "format"),
-        ("version", 2, "version"),
+        ("version", 3, "version"),
+        ("version", 0, "version"),
+        ("version", True, "version"),
         ("version", "1", "version"),
         ("version", None, "version"),
         ("players", 5, "header"),
@@ -422,11 +444,213 @@ def test_any_single_change_verifies_or_raises_replay_error(pick: int, value: Any
     except ReplayError:
         return
     # Accepted: the change must be in a field verification does not cover, or change nothing.
-    uncovered = {"engine", "match_id", "game_index", "seats", "ms", "fault", "reason", "note"}
-    assert value == original or uncovered & set(map(str, path)), path
+    # Every step is covered by its digest, its timing and notes included, but not the details
+    # private to a seat's author (a fault's, a reason), which a viewer may withhold.
+    uncovered = {"engine", "match_id", "game_index", "seats"}
+    private = {"fault", "reason"}
+    assert value == original or uncovered & {str(path[0])} or private & set(map(str, path)), path
 
 
 def test_card_text_in_replays_is_the_documented_form() -> None:
     doc = replay()
     for text in doc["deck"]:
         assert str(Card.parse(text)) == text
+
+
+# --------------------------------------------------------------------------- the digest chain
+
+
+def _documented_digest(previous: str, step: dict[str, Any], state: GameState) -> str:
+    """The digest as docs/replay-format.md ("Digests") describes it, from the public API."""
+    import hashlib
+
+    kinds = {"first-draw": 0, "second-draw": 1, "play": 2, "game-over": 3}
+    out = bytearray(state.turn.to_bytes(2, "big"))
+    out += bytes([state.current_seat, kinds[state.decision_kind.value]])
+    out += bytes([state.discard_required, state.deck_size])
+    for seat in range(state.players):
+        out += bytes(c.id for c in state.hand(seat)) + b"\xff"
+        out += bytes(c.id for c in state.discard_pile(seat)) + b"\xff"
+        arb = state.arboretum(seat)
+        cells = sorted(arb)
+        for cell in cells:
+            out += (cell.x + 32768).to_bytes(2, "big") + (cell.y + 32768).to_bytes(2, "big")
+            out.append(arb[cell].id)
+        out += b"\xff"
+    out += bytes(state.forfeited)
+    body = {k: v for k, v in step.items() if k not in ("digest", "fault", "reason")}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(f"{previous}|{text}|".encode() + bytes(out)).hexdigest()[:16]
+
+
+def test_every_step_carries_a_digest_chained_from_the_deal() -> None:
+    import hashlib
+
+    from arboretum.replay import chain_start, step_digest
+
+    doc = replay(3, 5)
+    deal = f"arboretum-replay/2|3|{','.join(doc['species'])}|{','.join(doc['deck'])}"
+    first = hashlib.sha256(deal.encode()).hexdigest()[:16]
+    state = GameState.from_deck(
+        3, [Species(x) for x in doc["species"]], [Card.parse(c) for c in doc["deck"]]
+    )
+    assert chain_start(state) == first
+    link = first
+    for step in doc["steps"]:
+        assert len(step["digest"]) == 16 and int(step["digest"], 16) >= 0
+        if step["kind"] == "draw":
+            state.apply(Draw(DECK) if step["source"] == "deck" else Draw(step["pile"]))
+        else:
+            state.apply(
+                Play(
+                    Card.parse(step["card"]),
+                    Cell(*step["cell"]),
+                    Card.parse(step["discard"]) if step["discard"] else None,
+                )
+            )
+        assert step_digest(link, step, state) == _documented_digest(link, step, state)
+        link = step_digest(link, step, state)
+        assert step["digest"] == link
+    assert len({s["digest"] for s in doc["steps"]}) == len(doc["steps"])
+
+
+def _legal_edits(doc: dict[str, Any]) -> list[tuple[int, str, Any]]:
+    """Every single-card edit of a play that keeps the step legal where it is: another card of
+    the hand played, another card discarded, another free cell: (step, field, new value)."""
+    state = GameState.from_deck(
+        doc["players"], [Species(x) for x in doc["species"]], [Card.parse(c) for c in doc["deck"]]
+    )
+    edits = []
+    for i, step in enumerate(doc["steps"]):
+        if step["kind"] == "play":
+            legal = state.legal_decisions()
+            played = Play(
+                Card.parse(step["card"]),
+                Cell(*step["cell"]),
+                Card.parse(step["discard"]) if step["discard"] else None,
+            )
+            for other in legal:
+                if other == played:
+                    continue
+                if other.cell == played.cell and other.discard == played.discard:
+                    edits.append((i, "card", str(other.card)))
+                elif other.card == played.card and other.cell == played.cell:
+                    edits.append((i, "discard", str(other.discard)))
+                elif other.card == played.card and other.discard == played.discard:
+                    edits.append((i, "cell", [other.cell.x, other.cell.y]))
+            state.apply(played)
+        else:
+            state.apply(Draw(DECK) if step["source"] == "deck" else Draw(step["pile"]))
+    return edits
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_any_edit_that_keeps_the_game_legal_is_named_at_its_step(players: int) -> None:
+    """The edits a re-play alone cannot place (the game stays legal until the end, or diverges
+    later): each is named at the step it changed."""
+    edits = _legal_edits(replay(players, 31))
+    assert len(edits) > 100
+    kinds = {field for _i, field, _v in edits}
+    assert kinds == {"card", "discard", "cell"}
+    for i, field, value in edits[:: max(1, len(edits) // 60)]:
+        doc = replay(players, 31)
+        doc["steps"][i][field] = value
+        fails(doc, i)
+
+
+def test_an_edited_or_missing_digest_is_named() -> None:
+    doc = replay()
+    doc["steps"][7]["digest"] = "0" * 16
+    fails(doc, 7, "digest differs")
+    doc = replay()
+    del doc["steps"][8]["digest"]
+    fails(doc, 8, "missing field 'digest'")
+    doc = replay()
+    doc["steps"][9]["ms"] = 5.0
+    fails(doc, 9, "digest")
+
+
+def test_a_version_1_replay_still_verifies() -> None:
+    """A file written by the engine before digests existed (version 1)."""
+    doc = load_replay(V1_REPLAY)
+    assert doc["version"] == 1 and "digest" not in doc["steps"][0]
+    result = verify_replay(doc)
+    assert list(result.totals) == doc["result"]["totals"] and result.seats[2].forfeited
+    check = verify_steps(doc)
+    assert not check.digests and check.steps == len(doc["steps"]) and check.state.is_over
+    # Without digests a changed draw is still found at its step, by the re-play.
+    i = steps_where(doc, kind="draw", source="deck")[3]
+    doc["steps"][i]["card"] = other_card(doc, doc["steps"][i]["card"])
+    fails(doc, i)
+
+
+def _sample_game(match_id: str) -> dict[str, Any]:
+    """The game of the files in data/: 3 players, a stale note, a forfeit and fallbacks."""
+    state = GameState.new(3, 20261201)
+    recorder = ReplayRecorder(
+        state,
+        match_id=match_id,
+        seats=["random", "greedy", "search"],
+        extra={"time_control": {"per_decision_ms": 1000, "bank_ms": 10000}},
+    )
+    rng = random.Random(5)
+    for _ in range(30):
+        recorder.apply(random_decision(state, rng), ms=rng.random() * 10)
+    recorder.note(1, "stale", "an answer for a decision that was not pending")
+    recorder.forfeit(2, "3 faults in this game (last: timeout)")
+    while not state.is_over:
+        if state.current_seat == 2:
+            fault = {"kind": "forfeited", "reason": "seat 2 forfeited"}
+            recorder.apply(state.fallback_decision(), fault=fault)
+        else:
+            recorder.apply(random_decision(state, rng), ms=rng.random() * 10)
+    return json.loads(json.dumps(recorder.to_json()))
+
+
+def test_a_version_2_replay_as_first_written_still_verifies() -> None:
+    doc = load_replay(V2_REPLAY)
+    assert doc["version"] == 2
+    assert verify_steps(doc).digests and verify_replay(doc).seats[2].forfeited
+    # The same game recorded now is the same document, digests included.
+    assert _sample_game("v2-sample") == doc
+    # And the version 1 file is that game too, without the digests.
+    old = load_replay(V1_REPLAY)
+    now = _sample_game("v1-sample")
+    for step in now["steps"]:
+        del step["digest"]
+    assert {**now, "version": 1} == old
+
+
+def test_partial_replays_verify_their_steps() -> None:
+    state = GameState.new(2, 99)
+    recorder = ReplayRecorder(state, match_id="m", seats=["a", "b"])
+    rng = random.Random(3)
+    for _ in range(25):
+        recorder.apply(random_decision(state, rng))
+    recorder.note(state.current_seat, "stopped", "match cancelled")
+    doc = json.loads(json.dumps(recorder.partial_json("match cancelled")))
+    assert doc["complete"] is False and doc["stopped"] == "match cancelled"
+    assert "result" not in doc
+    check = verify_steps(doc)
+    assert check.steps == 26 and check.digests and not check.state.is_over
+    assert check.state.turn == state.turn and check.state.current_seat == state.current_seat
+    assert "unfinished" in check.describe() and "match cancelled" in check.describe()
+    with pytest.raises(ReplayError, match="steps end before the game does"):
+        verify_replay(doc)
+    doc["steps"][11]["card"] = other_card(doc, doc["steps"][11]["card"])
+    with pytest.raises(ReplayError, match="step 11"):
+        verify_steps(doc)
+    # The recorder goes on: the complete replay's steps are the partial one's, and more.
+    while not state.is_over:
+        recorder.apply(random_decision(state, rng))
+    full = recorder.to_json()
+    assert full["steps"][:26] == json.loads(json.dumps(recorder.partial_json()))["steps"][:26]
+    verify_replay(json.loads(json.dumps(full)))
+
+
+def test_a_changed_seat_score_is_reported_by_its_field_in_one_short_line() -> None:
+    doc = replay()
+    seat = doc["result"]["seats"][1]
+    seat["species"][2]["hand_total"] += 1
+    error = fails(doc, None, "seat 1", "species[2].hand_total")
+    assert len(str(error)) < 200 and "\n" not in str(error)

@@ -24,7 +24,7 @@ from referee_clients import (
     run_match,
 )
 
-from arboretum import verify_replay
+from arboretum import verify_replay, verify_steps
 from arboretum_proto.v1 import bot_pb2, common_pb2, match_pb2, match_pb2_grpc
 from arboretum_server import BindError, Settings, start_referee
 
@@ -272,7 +272,12 @@ def test_cancel_a_running_match(tmp_path: Path) -> None:
                 doc, complete = await replay(stub, mid, 0, admin=True)
                 assert not complete and doc["stopped"] == "enough"
                 path = tmp_path / "replays" / mid / "game-0.partial.json"
-                assert json.loads(path.read_text())["stopped"] == "enough"
+                written = json.loads(path.read_text())
+                assert written["stopped"] == "enough"
+                # The stopped game's steps re-play, digests and the final "stopped" note too.
+                check = verify_steps(written)
+                assert check.digests and check.steps == len(written["steps"])
+                assert not check.state.is_over and check.stopped == "enough"
         finally:
             await ref.stop()
 

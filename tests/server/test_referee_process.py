@@ -25,7 +25,7 @@ from referee_clients import (
     run_match,
 )
 
-from arboretum import verify_replay
+from arboretum import verify_replay, verify_steps
 from arboretum_proto.v1 import bot_pb2, common_pb2, match_pb2_grpc
 
 pytestmark = pytest.mark.integration
@@ -141,6 +141,7 @@ def test_sigterm_drains(tmp_path: Path) -> None:
             partial = json.loads((replays / slow.match_id / "game-0.partial.json").read_text())
             assert "drain timeout" in partial["stopped"]
             assert partial["steps"][-1]["kind"] == "stopped"
+            assert verify_steps(partial).steps == len(partial["steps"])
 
         asyncio.run(main())
         started = time.monotonic()

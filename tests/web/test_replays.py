@@ -56,6 +56,9 @@ def test_a_game_in_progress_leaks_no_hidden_card(players: int, seat: int | None)
         assert view["seed"] is None and view["deck"] is None
         assert view["deck_size"] == len(doc["deck"]) - players * 7
         assert [len(h) for h in view["hands"]] == [7] * players
+        # A digest covers the hidden cards (a deck draw could be found by trying each card).
+        assert all("digest" in step for step in doc["steps"])
+        assert not any("digest" in step for step in view["steps"])
 
 
 def test_states_differing_only_in_hidden_cards_give_the_same_view() -> None:
@@ -93,3 +96,23 @@ def test_strip_faults() -> None:
     assert "fault" in doc["steps"][0]  # a copy
     mine = strip_faults(doc, {seat0})
     assert mine["steps"][0]["fault"]["kind"] == "timeout"
+
+
+def test_a_finished_game_without_its_private_details_still_verifies() -> None:
+    """Digests do not cover fault details and reasons, which the web app withholds."""
+    from arboretum import verify_replay
+
+    state = GameState.new(2, 8)
+    rec = ReplayRecorder(state, match_id="m", seats=["a", "b"])
+    rng = random.Random(8)
+    for _ in range(9):
+        rec.apply(random_decision(state, rng))
+    rec.note(0, "stale", "an answer for decision 3, not pending")
+    rec.apply(state.fallback_decision(), fault={"kind": "timeout", "reason": "no answer in 1 s"})
+    rec.forfeit(1, "3 faults")
+    while not state.is_over:
+        rec.apply(random_decision(state, rng))
+    doc = json.loads(json.dumps(rec.to_json()))
+    public = strip_faults(doc, set())
+    assert "fault" not in json.dumps(public) and "3 faults" not in json.dumps(public)
+    assert verify_replay(public) == verify_replay(doc)

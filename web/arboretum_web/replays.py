@@ -7,8 +7,9 @@ share the deck, so a finished rotation would otherwise show the cards of one sti
 
 Otherwise :func:`seat_view` builds a copy holding only public information, or what one seat knew:
 no deck (only its size), no seed, the hands of other seats replaced by ``null`` cards, the cards
-drawn from the deck by other seats ``null``; pile draws, plays and discards are public. The copy
-is built from the allowed fields, never by editing the original in place.
+drawn from the deck by other seats ``null``, no step digests (they cover the hidden cards); pile
+draws, plays and discards are public. The copy is built from the allowed fields, never by editing
+the original in place.
 
 Faults (``fault`` on a step; the ``reason`` of forfeits and notes) are private to the seat's author:
 :func:`strip_faults` removes them for every seat the viewer does not own.
@@ -63,7 +64,9 @@ def seat_view(doc: Mapping[str, Any], seat: int | None) -> dict[str, Any]:
     ]
     steps = []
     for step in doc.get("steps", []):
-        new = dict(step)
+        # Never a step's digest: it covers the whole position, hidden cards included, and a card
+        # drawn from the deck could be found by trying the few candidates against it.
+        new = {k: v for k, v in step.items() if k != "digest"}
         if step.get("kind") == "draw" and step.get("source") == "deck" and step.get("seat") != seat:
             new["card"] = None
         steps.append(new)
