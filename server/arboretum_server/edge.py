@@ -370,6 +370,11 @@ def match_config_from_pb(pb: match_pb2.MatchConfig, settings: Settings) -> Match
             f"{where}.game_count is {pb.game_count} (expected 1 to {settings.max_games})"
         )
     seed = pb.match_seed if pb.HasField("match_seed") else secrets.randbits(64)
+    if pb.game_seeds and len(pb.game_seeds) != pb.game_count:
+        raise InvalidArgument(
+            f"{where}.game_seeds must be empty or hold one seed per game "
+            f"({pb.game_count} game{'s' if pb.game_count != 1 else ''}, got {len(pb.game_seeds)})"
+        )
     species: tuple[Species, ...] | None = None
     try:
         if pb.species:
@@ -418,4 +423,5 @@ def match_config_from_pb(pb: match_pb2.MatchConfig, settings: Settings) -> Match
         fault_policy=fault_policy,
         seat_names=names,
         start_timeout_ms=start_timeout,
+        game_seeds=tuple(pb.game_seeds),
     )

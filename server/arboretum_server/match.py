@@ -118,7 +118,9 @@ _PLAY = DecisionKind.PLAY
 
 @dataclass(frozen=True, slots=True)
 class MatchConfig:
-    """Everything that defines a match. ``match_seed`` is always set on a created match."""
+    """Everything that defines a match. ``match_seed`` is always set on a created match.
+
+    ``game_seeds``: empty, or each game's seed (then ``match_seed`` derives none of them)."""
 
     players: int
     match_seed: int
@@ -128,6 +130,7 @@ class MatchConfig:
     fault_policy: FaultPolicy = field(default_factory=FaultPolicy)
     seat_names: tuple[str, ...] = ()
     start_timeout_ms: int = 60000
+    game_seeds: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if self.players not in (2, 3, 4):
@@ -136,6 +139,13 @@ class MatchConfig:
             raise ValueError(f"a match has at least 1 game, not {self.game_count}")
         if not 0 <= self.match_seed < 1 << 64:
             raise ValueError("a match seed is an integer from 0 to 2**64-1")
+        if self.game_seeds:
+            if len(self.game_seeds) != self.game_count:
+                raise ValueError(
+                    f"{len(self.game_seeds)} game seeds for {self.game_count} games"
+                )
+            if not all(0 <= seed < 1 << 64 for seed in self.game_seeds):
+                raise ValueError("a game seed is an integer from 0 to 2**64-1")
         if not self.seat_names:
             object.__setattr__(self, "seat_names", tuple(f"seat {i}" for i in range(self.players)))
         if len(self.seat_names) != self.players:
@@ -205,7 +215,11 @@ class _Game:
     def __init__(self, match: Match, index: int) -> None:
         config = match.config
         self.index = index
-        self.seed = derive_game_seed(config.match_seed, index)
+        self.seed = (
+            config.game_seeds[index]
+            if config.game_seeds
+            else derive_game_seed(config.match_seed, index)
+        )
         self.state = GameState.new(config.players, self.seed, config.species)
         tc = config.time_control
         self.recorder = ReplayRecorder(
@@ -558,6 +572,8 @@ class Match:
         await self.store.write(self.match_id, game.index, doc, partial=True)
 
     async def _reveal_match_seed(self) -> None:
+        if self.config.game_seeds:  # the match seed derived none of the games: nothing to add
+            return
         for index, doc in sorted(self.replays.items()):
             doc["match_seed"] = str(self.config.match_seed)
             await self.store.write(self.match_id, index, doc)

@@ -68,6 +68,7 @@ async def create_match(
     faults_to_forfeit: int | None = None,
     start_timeout_ms: int = 10000,
     names: list[str] | None = None,
+    game_seeds: list[int] | None = None,
 ) -> match_pb2.CreateMatchResponse:
     config = match_pb2.MatchConfig(
         player_count=players, game_count=games, start_timeout_ms=start_timeout_ms
@@ -81,6 +82,8 @@ async def create_match(
         config.fault_policy.faults_to_forfeit = faults_to_forfeit
     if names:
         config.seat_names.extend(names)
+    if game_seeds is not None:
+        config.game_seeds.extend(game_seeds)
     return await stub.CreateMatch(
         match_pb2.CreateMatchRequest(protocol_version=1, config=config),
         metadata=admin_md(),

@@ -91,3 +91,36 @@ def test_summary_adds_up_while_a_series_is_polled(tmp_path: Path) -> None:
             await ref.stop()
 
     asyncio.run(main())
+
+
+def test_explicit_game_seeds(tmp_path: Path) -> None:
+    """A match created with game_seeds plays game i with game_seeds[i] (the deal follows from it),
+    never echoes them in its config, adds no match seed to the replays; a count that does not
+    match game_count is refused with INVALID_ARGUMENT naming the field."""
+    from arboretum import derive_game_seed
+
+    seeds = [derive_game_seed(99, 3), 12345, 2**64 - 1]
+
+    async def main() -> None:
+        ref = await referee(tmp_path)
+        try:
+            async with grpc.aio.insecure_channel(ref.address) as channel:
+                stub = match_pb2_grpc.MatchServiceStub(channel)
+                created = await create_match(stub, 2, games=3, seed=99, game_seeds=seeds)
+                await run_match(ref.address, [t.token for t in created.seat_tokens])
+                info = await get_match(stub, created.match_id)
+                assert info.status == common_pb2.MATCH_STATUS_FINISHED
+                assert [r.seed for r in sorted(info.results, key=lambda r: r.game_index)] == seeds
+                assert list(info.config.game_seeds) == []
+                docs = await verified_replays(stub, created.match_id, 3)
+                for doc, seed in zip(docs, seeds, strict=True):
+                    # verify_replay (above) checked that the seed gives the replay's deck
+                    assert doc["seed"] == str(seed) and "match_seed" not in doc
+                with pytest.raises(grpc.aio.AioRpcError) as err:
+                    await create_match(stub, 2, games=2, game_seeds=[1])
+                assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+                assert "game_seeds must be empty or hold one seed per game (2 games, got 1)" in (err.value.details() or "")
+        finally:
+            await ref.stop()
+
+    asyncio.run(main())

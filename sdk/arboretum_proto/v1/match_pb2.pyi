@@ -9,7 +9,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class MatchConfig(_message.Message):
-    __slots__ = ("player_count", "match_seed", "game_count", "species", "time_control", "fault_policy", "seat_names", "start_timeout_ms")
+    __slots__ = ("player_count", "match_seed", "game_count", "species", "time_control", "fault_policy", "seat_names", "start_timeout_ms", "game_seeds")
     PLAYER_COUNT_FIELD_NUMBER: _ClassVar[int]
     MATCH_SEED_FIELD_NUMBER: _ClassVar[int]
     GAME_COUNT_FIELD_NUMBER: _ClassVar[int]
@@ -18,6 +18,7 @@ class MatchConfig(_message.Message):
     FAULT_POLICY_FIELD_NUMBER: _ClassVar[int]
     SEAT_NAMES_FIELD_NUMBER: _ClassVar[int]
     START_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    GAME_SEEDS_FIELD_NUMBER: _ClassVar[int]
     player_count: int
     match_seed: int
     game_count: int
@@ -26,7 +27,8 @@ class MatchConfig(_message.Message):
     fault_policy: _common_pb2.FaultPolicy
     seat_names: _containers.RepeatedScalarFieldContainer[str]
     start_timeout_ms: int
-    def __init__(self, player_count: _Optional[int] = ..., match_seed: _Optional[int] = ..., game_count: _Optional[int] = ..., species: _Optional[_Iterable[_Union[_common_pb2.Species, str]]] = ..., time_control: _Optional[_Union[_common_pb2.TimeControl, _Mapping]] = ..., fault_policy: _Optional[_Union[_common_pb2.FaultPolicy, _Mapping]] = ..., seat_names: _Optional[_Iterable[str]] = ..., start_timeout_ms: _Optional[int] = ...) -> None: ...
+    game_seeds: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, player_count: _Optional[int] = ..., match_seed: _Optional[int] = ..., game_count: _Optional[int] = ..., species: _Optional[_Iterable[_Union[_common_pb2.Species, str]]] = ..., time_control: _Optional[_Union[_common_pb2.TimeControl, _Mapping]] = ..., fault_policy: _Optional[_Union[_common_pb2.FaultPolicy, _Mapping]] = ..., seat_names: _Optional[_Iterable[str]] = ..., start_timeout_ms: _Optional[int] = ..., game_seeds: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class SeatToken(_message.Message):
     __slots__ = ("seat", "name", "token")
