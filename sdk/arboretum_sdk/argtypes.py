@@ -7,8 +7,9 @@ number is a one-line usage error (exit 2), never a traceback.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
-__all__ = ["non_negative", "players", "positive", "seed"]
+__all__ = ["int_range", "non_negative", "players", "positive", "seed"]
 
 
 def _integer(text: str, what: str = "an integer") -> int:
@@ -32,6 +33,19 @@ def non_negative(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
     return value
+
+
+def int_range(low: int, high: int) -> Callable[[str], int]:
+    """An argument type: an integer from ``low`` to ``high`` (both included)."""
+
+    def parse(text: str) -> int:
+        value = _integer(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {value}")
+        return value
+
+    parse.__name__ = f"integer from {low} to {high}"  # argparse names the type in some errors
+    return parse
 
 
 def players(text: str) -> int:

@@ -141,9 +141,7 @@ class MatchConfig:
             raise ValueError("a match seed is an integer from 0 to 2**64-1")
         if self.game_seeds:
             if len(self.game_seeds) != self.game_count:
-                raise ValueError(
-                    f"{len(self.game_seeds)} game seeds for {self.game_count} games"
-                )
+                raise ValueError(f"{len(self.game_seeds)} game seeds for {self.game_count} games")
             if not all(0 <= seed < 1 << 64 for seed in self.game_seeds):
                 raise ValueError("a game seed is an integer from 0 to 2**64-1")
         if not self.seat_names:
@@ -662,6 +660,14 @@ class Match:
         pending = game.pending if game is not None else None
         if pending is not None and pending.seat == seat and not pending.future.done():
             pending.future.set_result(_Crashed(session.crashed))
+
+    def report_restart(self, seat: int) -> None:
+        """The runner started a fresh process for the crashed ``seat``: from now on the seat is
+        disconnected rather than crashed (its decisions wait for its clock) until it connects."""
+        session = self.seats[seat]
+        if session.crashed is not None:
+            log.info("match %s seat %d: a fresh bot process is starting", self.match_id, seat)
+            session.crashed = None
 
     def receive(self, seat: int, stream: SeatStream, inbound: Inbound) -> None:
         """What a seat's stream sent: an answer (or not), matched against its pending decision."""

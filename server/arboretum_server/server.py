@@ -99,6 +99,14 @@ class Referee:
             raise NotFound(f"match {match_id} has no seat {seat}")
         match.report_crash(seat, reason)
 
+    def report_restart(self, match_id: str, seat: int) -> None:
+        """For a runner that launched a bot process: a fresh process replaces the seat's crashed
+        one, so the seat is only disconnected until it connects (its clock runs, no fault)."""
+        match = self.registry.get(match_id)
+        if not 0 <= seat < len(match.seats):
+            raise NotFound(f"match {match_id} has no seat {seat}")
+        match.report_restart(seat)
+
     async def wait_match(self, match_id: str, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for match ``match_id`` to be over; whether it is.
         For a runner in the referee's process (the league worker), instead of polling."""

@@ -110,22 +110,24 @@ def test_worker_killed_mid_match_is_rerun_and_counted_once(arena: Arena) -> None
     arena.run("bot", "submit", str(BOTS / "slow.py"), "--name", "slow")
     arena.run(
         "league", "create", "kill", "--bots", "greedy", "slow", "--players", "2",
-        "--games-per-pairing", "1", "--seed", "3", *CLOCK,
+        "--games-per-pairing", "2", "--deals-per-series", "2", "--seed", "3", *CLOCK,
     )  # fmt: skip
     victim = arena.start_worker()
     arena.run("league", "run", "kill")
 
-    # Wait until the victim is in the middle of a match, then kill it and its work horse.
+    # Wait until the victim is in the second game of a series (the slow bot's live log in the
+    # match directory says so), then kill it and its work horse.
     deadline = time.monotonic() + 60
     running = None
     while running is None:
         assert time.monotonic() < deadline, arena.worker_logs()
-        for m in store.league_matches(r, "kill"):
-            record = store.get_match(r, m)
-            if record.status is store.MatchStatus.RUNNING:
-                running = m
-        time.sleep(0.1)
-    time.sleep(2.0)
+        logs = Path(arena.env["ARENA_MATCH_ROOT"]).glob("*/seat*.log")
+        if any("slow starts game 1" in p.read_text(errors="replace") for p in logs):
+            running = next(
+                m for m in store.league_matches(r, "kill")
+                if store.get_match(r, m).status is store.MatchStatus.RUNNING
+            )  # fmt: skip
+        time.sleep(0.05)
     assert store.get_result(r, running) is None, "the match should still be in progress"
     kill_tree(victim.pid)
     victim.wait(10)
@@ -141,14 +143,17 @@ def test_worker_killed_mid_match_is_rerun_and_counted_once(arena: Arena) -> None
         assert record.status is store.MatchStatus.FAILED
         assert record.failure and "died" in record.failure
 
-    # Counted once: one result per finished match, each applied to Elo once.
+    # Counted once: one result per finished match, each applied to Elo once, game by game (the
+    # killed attempt's first game is not among them: the re-run played the whole series again).
     finished = [
         m for m in store.league_matches(r, "kill")
         if store.get_match(r, m).status is store.MatchStatus.FINISHED
     ]  # fmt: skip
     assert r.zcard(store.Keys.elo_applied("kill")) == len(finished)
+    for m in finished:
+        assert len(store.get_result(r, m).games) == 2
     for _vid, _rating, stats in ratings.leaderboard(r, "kill"):
-        assert stats.games == len(finished)
+        assert stats.games == 2 * len(finished)
     settings = store.get_league(r, "kill").settings
     batch = ratings.recompute(ratings.results_in_order(r, "kill"), settings.elo)
     for vid, value in ratings.ratings(r, "kill").items():

@@ -119,7 +119,9 @@ def test_explicit_game_seeds(tmp_path: Path) -> None:
                 with pytest.raises(grpc.aio.AioRpcError) as err:
                     await create_match(stub, 2, games=2, game_seeds=[1])
                 assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-                assert "game_seeds must be empty or hold one seed per game (2 games, got 1)" in (err.value.details() or "")
+                assert "game_seeds must be empty or hold one seed per game (2 games, got 1)" in (
+                    err.value.details() or ""
+                )
         finally:
             await ref.stop()
 

@@ -174,7 +174,11 @@ def seed_demo(
         data.versions[vid] = bot.name
         policies[vid] = bot.policy
     settings = store.LeagueSettings(
-        players=players, games_per_pairing=games_per_pairing, bots=tuple(data.versions), seed=seed
+        players=players,
+        games_per_pairing=games_per_pairing,
+        bots=tuple(data.versions),
+        seed=seed,
+        deals_per_series=1,
     )
     store.create_league(r, league, settings, created=time.time())
     specs = round_robin(league, list(settings.bots), players, games_per_pairing, seed)

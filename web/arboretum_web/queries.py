@@ -373,8 +373,11 @@ def seat_owners(r: Any, record: store.MatchRecord) -> list[str | None]:
 
 
 def deal_siblings(record: store.MatchRecord) -> list[str]:
-    """The ids of every seat rotation of the match's deal (itself included), or just its own
-    id if the schedule's id scheme does not reproduce it."""
+    """The ids of every match that plays one of the match's deals (itself included): the ones
+    the schedule stored with it, or for a match stored before series, every seat rotation of its
+    deal (just its own id if the schedule's id scheme does not reproduce it)."""
+    if record.siblings is not None:
+        return [record.id, *record.siblings]
     combination = sorted(record.seats)
     ids = [
         schedule_match_id(record.league, combination, record.deal, rot)

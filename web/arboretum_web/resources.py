@@ -162,6 +162,7 @@ def league_json(r: Any, league: store.League) -> dict[str, Any]:
         "settings": {
             "players": s.players,
             "games_per_pairing": s.games_per_pairing,
+            "deals_per_series": s.deals_per_series,
             "bots": [
                 {"version": v, "label": label} for v, label in queries.version_labels(r, s.bots)
             ],
@@ -225,8 +226,10 @@ def match_json(
         "status": record.status.value,
         "seats": seats,
         "deal": record.deal,
+        "deals": list(record.deals),
         "rotation": record.rotation,
         "seed": str(record.seed) if revealed else None,
+        "game_seeds": [str(seed) for seed in record.game_seeds] if revealed else None,
         "revealed": revealed,
         "created": _ts(record.created),
         "started": record.started,
@@ -236,7 +239,11 @@ def match_json(
     out["result"] = None
     if result is not None:
         out["result"] = {
-            "games": [{"ranks": list(g.ranks), "totals": list(g.totals)} for g in result.games]
+            "games": [{"ranks": list(g.ranks), "totals": list(g.totals)} for g in result.games],
+            "wins": [
+                sum(1 for g in result.games if g.ranks[seat] == 1)
+                for seat in range(len(record.seats))
+            ],
         }
     if brief:
         return out

@@ -20,6 +20,7 @@ from arboretum_sdk import argtypes, clitools
 from arboretum_sdk.clitools import UserError, fail, plural
 
 from .report import follow, leaderboard_rows, print_progress, table, version_label
+from .schedule import DEFAULT_DEALS_PER_SERIES, MAX_DEALS_PER_SERIES
 
 __all__ = ["register"]
 
@@ -73,10 +74,11 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         parents=[common],
         help="create a league",
         description="Create a round-robin league. Every combination of PLAYERS bots plays "
-        "GAMES-PER-PAIRING deals, each deal in every rotation of one cyclic seat order (one match "
-        "per game). Deal d takes cyclic order d mod (PLAYERS-1)!, so over every 2 deals (3 "
-        "players) or 6 deals (4 players) each bot sits directly before each other bot equally "
-        "often (docs/league.md).",
+        "GAMES-PER-PAIRING deals, each deal in every rotation of one cyclic seat order. Deal d "
+        "takes cyclic order d mod (PLAYERS-1)!, so over every 2 deals (3 players) or 6 deals (4 "
+        "players) each bot sits directly before each other bot equally often (docs/league.md). "
+        "A match is a series: up to DEALS-PER-SERIES deals in one seat order, played by the "
+        "same bot processes.",
     )
     p.add_argument("name", metavar="NAME", help="the league's name")
     p.add_argument(
@@ -90,6 +92,14 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     clitools.add_games_per_pairing(p)
     clitools.add_time_control(p)
     clitools.add_seed(p, "league seed")
+    p.add_argument(
+        "--deals-per-series",
+        type=argtypes.int_range(1, MAX_DEALS_PER_SERIES),
+        default=DEFAULT_DEALS_PER_SERIES,
+        metavar="N",
+        help=f"most deals one match plays in one seat order, with the same bot processes "
+        f"(1 to {MAX_DEALS_PER_SERIES}; default {DEFAULT_DEALS_PER_SERIES})",
+    )
     p.set_defaults(handler=cmd_league_create)
 
     p = lsub.add_parser("run", parents=[common], help="enqueue the league's matches")
@@ -231,6 +241,7 @@ def cmd_league_create(args: argparse.Namespace) -> int:
             bank_ms=args.bank_ms,
             faults_to_forfeit=args.faults_to_forfeit,
             seed=args.seed,
+            deals_per_series=args.deals_per_series,
         )
     except (LeagueError, store.StoreError) as exc:
         return fail(str(exc))
@@ -238,6 +249,7 @@ def cmd_league_create(args: argparse.Namespace) -> int:
     print(
         f"league {league.name}: {plural(len(ls.bots), 'bot')}, {ls.players} players, "
         f"{plural(ls.games_per_pairing, 'deal')} per combination, "
+        f"up to {ls.deals_per_series} per match (series), "
         f"L={ls.time_control.per_decision_ms} ms B={ls.time_control.bank_ms} ms, "
         f"forfeit at {plural(ls.fault_policy.faults_to_forfeit, 'fault')}, seed {ls.seed}"
     )
@@ -391,6 +403,15 @@ def _match_record(r: Any, match_id: str) -> Any:
     return record
 
 
+def _deals_text(deals: tuple[int, ...]) -> str:
+    """``deal 3``, ``deals 0-9`` (consecutive) or ``deals 0, 2, 4``."""
+    if len(deals) == 1:
+        return f"deal {deals[0]}"
+    if list(deals) == list(range(deals[0], deals[0] + len(deals))):
+        return f"deals {deals[0]}-{deals[-1]}"
+    return "deals " + ", ".join(map(str, deals))
+
+
 def cmd_match_show(args: argparse.Namespace) -> int:
     from . import store
 
@@ -400,7 +421,8 @@ def cmd_match_show(args: argparse.Namespace) -> int:
         return fail(f"no match {args.match_id!r}")
     print(
         f"match {record.id} of league {record.league}: {record.status.value}"
-        f" (deal {record.deal}, rotation {record.rotation}, {plural(record.attempts, 'attempt')})"
+        f" ({_deals_text(record.deals)}, rotation {record.rotation}, "
+        f"{plural(record.attempts, 'attempt')})"
     )
     if record.failure:
         print(f"  last failure: {record.failure}")

@@ -28,9 +28,12 @@ from typing import Any, TextIO
 from arboretum_sdk import argtypes, clitools
 from arboretum_sdk.clitools import UsageError, plural
 
+from .schedule import MAX_DEALS_PER_SERIES
+
 __all__ = ["add_arguments", "find_redis_server", "main"]
 
 DEMO_LEAGUE = "demo"
+MAX_DEMO_WORKERS = 16
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,10 +42,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     clitools.add_games_per_pairing(parser)
     parser.add_argument(
         "--workers",
-        type=argtypes.positive,
+        type=argtypes.int_range(1, MAX_DEMO_WORKERS),
         default=2,
         metavar="N",
-        help="league workers to start (default 2)",
+        help=f"league workers to start (1 to {MAX_DEMO_WORKERS}; default 2)",
+    )
+    parser.add_argument(
+        "--deals-per-series",
+        type=argtypes.int_range(1, MAX_DEALS_PER_SERIES),
+        default=10,
+        metavar="N",
+        help="most deals one match plays in one seat order, with the same bot processes "
+        "(default 10)",
     )
     clitools.add_seed(parser, "league seed")
     clitools.add_time_control(parser, faults=False)
@@ -226,13 +237,20 @@ def main(args: argparse.Namespace) -> int:
                 per_decision_ms=args.per_decision_ms,
                 bank_ms=args.bank_ms,
                 seed=seed,
+                deals_per_series=args.deals_per_series,
             )
             run_league(r, league.name, settings)
             total = len(store.league_matches(r, league_name))
+            games = total and sum(
+                record.games
+                for mid in store.league_matches(r, league_name)
+                if (record := store.get_match(r, mid)) is not None
+            )
             print(
                 f"\nleague {league_name}: {plural(len(names), 'bot')}, {args.players} players, "
                 f"{plural(args.games_per_pairing, 'deal')} per combination in every seat "
-                f"rotation: {plural(total, 'match', 'matches')}, seed {seed}\n"
+                f"rotation: {plural(games, 'game')} in {plural(total, 'match', 'matches')}, "
+                f"seed {seed}\n"
             )
             started = time.monotonic()
 
@@ -245,8 +263,8 @@ def main(args: argparse.Namespace) -> int:
             status = follow(r, league_name, problem=workers_gone)
             elapsed = time.monotonic() - started
             print(
-                f"\n{plural(total, 'match', 'matches')} in {elapsed:.1f} s with "
-                f"{plural(args.workers, 'worker')}\n"
+                f"\n{plural(games, 'game')} in {plural(total, 'match', 'matches')} in "
+                f"{elapsed:.1f} s with {plural(args.workers, 'worker')}\n"
             )
             rows = leaderboard_rows(r, league_name, all_versions=True)
             headers = ["#", "bot", "version", "elo", "games", "wins", "win share", "mean rank"]

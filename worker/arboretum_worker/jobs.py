@@ -77,7 +77,7 @@ def run_match(match_id: str) -> dict[str, Any]:
 
     ls = league.settings
     tc, fp = ls.time_control, ls.fault_policy
-    games = 1  # a match is one deal in one seat rotation; the schedule makes the rest
+    games = record.games  # a series: these deals in this one seating, the same bot processes
     names = _seat_names(r, record.seats)
     plan = MatchPlan(
         match_id=match_id,
@@ -88,6 +88,7 @@ def run_match(match_id: str) -> dict[str, Any]:
         bank_ms=tc.bank_ms,
         faults_to_forfeit=fp.faults_to_forfeit,
         seats=tuple(SeatPlan(name=name) for name in names),
+        game_seeds=record.game_seeds,
     )
     deadline = job_timeout(ls.players, games, tc.per_decision_ms, tc.bank_ms) - 10
     match_dir = _match_dir(settings, match_id)
@@ -97,6 +98,8 @@ def run_match(match_id: str) -> dict[str, Any]:
             raise MatchError(
                 f"the referee ended the match as {outcome.status}: {outcome.reason or '-'}"
             )
+        if [g.seed for g in outcome.games] != list(record.game_seeds):
+            raise MatchError("the referee's games are not the series' deals (their seeds differ)")
         result = store.MatchResult(
             match_id=match_id,
             league=record.league,
@@ -116,7 +119,10 @@ def run_match(match_id: str) -> dict[str, Any]:
             match_id,
             "recorded" if recorded else "already recorded by another run",
             outcome.seconds,
-            " ".join(f"{n}:{g}" for n, g in zip(names, outcome.games[0].ranks, strict=False)),
+            " ".join(
+                f"{n}:{'/'.join(str(g.ranks[seat]) for g in outcome.games)}"
+                for seat, n in enumerate(names)
+            ),
         )
         return {
             "match_id": match_id,

@@ -20,6 +20,7 @@ Layout (``{x}`` is an id; names and ids never contain ``:``)::
     arena:league:{name}:bot:{bot}:status:{s}  zset   the same, of status s
     arena:index:version                 string layout version of the indexes (matchindex.py)
     arena:match:{id}                    hash   id, league, seats (JSON), deal, rotation, seed,
+                                               deals, game_seeds, siblings (JSON lists),
                                                status, failure, attempts, worker, created,
                                                started, finished, position (in the league's
                                                list), bots (JSON: bot name per seat)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from . import matchindex, registry, store
-from .schedule import round_robin
+from .schedule import DEFAULT_DEALS_PER_SERIES, round_robin
 from .settings import WorkerSettings, job_timeout
 
 __all__ = [
@@ -192,6 +192,7 @@ def create_league(
     bank_ms: int = 10_000,
     faults_to_forfeit: int = 3,
     seed: int | None = None,
+    deals_per_series: int = DEFAULT_DEALS_PER_SERIES,
 ) -> store.League:
     """Create a league of these bots (names, ``name@version`` or version ids)."""
     versions = [resolve_version(r, spec) for spec in bots]
@@ -204,6 +205,7 @@ def create_league(
         seed=int.from_bytes(os.urandom(8), "big") if seed is None else seed,
         time_control=store.TimeControl(per_decision_ms=per_decision_ms, bank_ms=bank_ms),
         fault_policy=store.FaultPolicy(faults_to_forfeit=faults_to_forfeit),
+        deals_per_series=deals_per_series,
     )
     return store.create_league(r, name, settings)
 
@@ -242,7 +244,7 @@ def enqueue_matches(
     queue = _queue(r, settings)
     ls = league.settings
     tc = ls.time_control
-    timeout = job_timeout(ls.players, 1, tc.per_decision_ms, tc.bank_ms)
+    timeout = job_timeout(ls.players, ls.deals_per_series, tc.per_decision_ms, tc.bank_ms)
     count = 0
     for match_id in match_ids:
         job = _fetch_job(r, match_id)
@@ -281,7 +283,9 @@ def run_league(r: Any, name: str, settings: WorkerSettings) -> int:
     if league.status is store.LeagueStatus.CANCELLED:
         raise LeagueError(f"league {name!r} was cancelled")
     ls = league.settings
-    specs = round_robin(name, ls.bots, ls.players, ls.games_per_pairing, ls.seed)
+    specs = round_robin(
+        name, ls.bots, ls.players, ls.games_per_pairing, ls.seed, ls.deals_per_series
+    )
     store.create_matches(r, specs)
     pending = _with_status(r, name, store.MatchStatus.QUEUED, store.MatchStatus.RUNNING)
     store.set_league_status(r, name, store.LeagueStatus.RUNNING)

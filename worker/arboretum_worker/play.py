@@ -5,7 +5,9 @@ the outcome: it starts a grpc.aio referee (``arboretum_server``) listening on th
 ``<match dir>/referee.sock``, creates the match over gRPC with the admin token, starts each seat's
 bot in its sandbox with the seat token (the match directory is mounted into the sandboxes, so the
 bots reach the socket), waits for the match to end, fetches the results (``GetMatch``) and every
-game's replay (``GetReplay``), and in any case kills the sandboxes and stops the referee.
+game's replay (``GetReplay``), and in any case kills the sandboxes and stops the referee. A match
+may be a series of games (one seed each, ``MatchPlan.game_seeds``); a seat whose process exits
+during a series gets a fresh one (see :func:`_wait_for_end`).
 
 It must run in the process that plays the match: rq forks a work horse per job, and neither a
 gRPC channel nor an asyncio loop survives a fork, so they are all created here, inside the job.
@@ -69,6 +71,8 @@ class MatchPlan:
     bank_ms: int
     faults_to_forfeit: int
     seats: tuple[SeatPlan, ...]
+    game_seeds: tuple[int, ...] = ()
+    """Empty, or each game's seed (then ``seed`` derives none of them)."""
 
 
 @dataclass(frozen=True)
@@ -126,6 +130,8 @@ async def play_match(
     admin_token = secrets.token_urlsafe(24)
     referee = await start_private_referee(socket_path, admin_token, match_dir)
     bots: list[Any] = []
+    retired: list[list[str]] = [[] for _ in plan.seats]
+    """Per seat, the output of each process that exited before the match ended."""
     metadata = ((ADMIN_METADATA, admin_token),)
     try:
         async with grpc.aio.insecure_channel(f"unix:{socket_path}") as channel:
@@ -140,6 +146,7 @@ async def play_match(
                 fault_policy=common_pb2.FaultPolicy(faults_to_forfeit=plan.faults_to_forfeit),
                 seat_names=[seat.name for seat in plan.seats],
                 start_timeout_ms=START_TIMEOUT_MS,
+                game_seeds=plan.game_seeds,
             )
             created = await stub.CreateMatch(
                 match_pb2.CreateMatchRequest(protocol_version=PROTOCOL_VERSION, config=config),
@@ -165,7 +172,19 @@ async def play_match(
             if failures:
                 raise MatchError(f"a bot's sandbox did not start: {failures[0]}") from failures[0]
 
-            info = await _wait_for_end(stub, match_pb2, ref_id, started, deadline_s, referee, bots)
+            async def restart(seat: int, count: int) -> None:
+                """A fresh process for a seat whose process exited (its output is kept)."""
+                old = bots[seat]
+                await asyncio.to_thread(old.kill)
+                retired[seat].append(_output_of(old))
+                bots[seat] = await asyncio.to_thread(
+                    start_bot, seat, plan.seats[seat], socket_path, tokens[seat],
+                    match_dir / f"seat{seat}-restart{count}.log",
+                )  # fmt: skip
+
+            info = await _wait_for_end(
+                stub, match_pb2, ref_id, started, deadline_s, referee, bots, plan.games, restart
+            )
             status = common_pb2.MatchStatus.Name(info.status).removeprefix("MATCH_STATUS_").lower()
             outcome = MatchOutcome(referee_match_id=ref_id, status=status, reason=info.reason)
             for result in sorted(info.results, key=lambda r: r.game_index):
@@ -201,9 +220,23 @@ async def play_match(
             if isinstance(failure, BaseException):  # the others were cleaned up all the same
                 log.error("match %s: killing a sandbox failed: %r", plan.match_id, failure)
         await referee.stop(1.0)
-    outcome.outputs = [_capped(_output_of(bot), output_cap) for bot in bots]
+    outcome.outputs = [
+        _capped(
+            "".join(f"{text}\n{_RESTART_NOTE}\n" for text in retired[seat]) + _output_of(bot),
+            output_cap,
+        )
+        for seat, bot in enumerate(bots)
+    ]
     outcome.seconds = time.monotonic() - started
     return outcome
+
+
+Restart = Callable[[int, int], Any]
+"""``await restart(seat, count)``: replace the seat's exited process by a fresh one."""
+
+_RESTART_NOTE = (
+    "[arena: the bot process exited; a fresh process took the seat for the rest of the series]"
+)
 
 
 async def _wait_for_end(
@@ -214,9 +247,15 @@ async def _wait_for_end(
     deadline_s: float,
     referee: Any,
     bots: list[Any],
+    games: int,
+    restart: Restart,
 ) -> Any:
-    """GetMatch until the match is over (woken by its end, else every ``POLL_INTERVAL_S``);
-    report a bot process that exits as a crash."""
+    """GetMatch until the match is over (woken by its end, else every ``POLL_INTERVAL_S``).
+
+    A bot process that exits is reported to the referee as a crash (the seat's decisions then
+    fault at once: it forfeits the game in progress unless it is back in time) and, while the
+    series has games to play, replaced by a fresh process, at most ``games`` times per seat. The
+    fresh process has seen no deal (only the one it joins is new to it), so isolation holds."""
     from arboretum_proto.v1 import common_pb2
 
     over = {
@@ -225,6 +264,7 @@ async def _wait_for_end(
         common_pb2.MATCH_STATUS_FAILED,
     }
     request = match_pb2.GetMatchRequest(protocol_version=PROTOCOL_VERSION, match_id=ref_id)
+    restarts = [0] * len(bots)
     crashed: set[int] = set()
     while True:
         reply = await stub.GetMatch(request, timeout=30)
@@ -232,13 +272,22 @@ async def _wait_for_end(
             return reply.match
         for seat, bot in enumerate(bots):
             code = getattr(bot, "returncode", None)
-            if code is not None and seat not in crashed:
-                crashed.add(seat)
-                log.info("match %s: the bot of seat %d exited (status %s)", ref_id, seat, code)
+            if code is None or seat in crashed:
+                continue
+            log.info("match %s: the bot of seat %d exited (status %s)", ref_id, seat, code)
+            try:
+                referee.report_crash(ref_id, seat, f"the bot process exited with status {code}")
+            except Exception as exc:  # the match may have just ended
+                log.debug("match %s: report_crash: %s", ref_id, exc)
+            if restarts[seat] < games and games > 1:
+                restarts[seat] += 1
+                await restart(seat, restarts[seat])
                 try:
-                    referee.report_crash(ref_id, seat, f"the bot process exited with status {code}")
+                    referee.report_restart(ref_id, seat)
                 except Exception as exc:  # the match may have just ended
-                    log.debug("match %s: report_crash: %s", ref_id, exc)
+                    log.debug("match %s: report_restart: %s", ref_id, exc)
+            else:
+                crashed.add(seat)
         if time.monotonic() - started > deadline_s:
             raise MatchError(f"the match did not end within {deadline_s:.0f} s")
         await referee.wait_match(ref_id, POLL_INTERVAL_S)

@@ -29,26 +29,34 @@ When N is not a multiple of (P-1)! the last, partial block plays only some of th
 first ones, in the league order), so a few neighbours meet once more than the others;
 ``league create`` says so.
 
-**A match is one game**: one deal in one rotation, played by fresh bot processes. So a bot
-process never sees a deal before it plays it: the same deal in another rotation is always
-another match, with other processes. The P matches of one deal share the match seed (the deal
-is ``derive_game_seed(match_seed, 0)``); their ids differ.
+**A match is a series** (:func:`pack_series`): several deals of one combination in one seating,
+played one after the other by the same bot processes, one per seat, started fresh for the match.
+The other seatings of those deals are other matches, with other processes. So a bot process never
+sees a deal twice: it plays each deal of its series once, in its one seating. A series holds up to
+``deals_per_series`` deals (a league setting), taken in deal order among the deals that share its
+seating. Every game keeps its deal's own seed (``derive_game_seed(deal seed, 0)``, see below),
+whatever the packing: the same deal is the same game in every seating, and a league plays the
+same games with any ``deals_per_series``.
 
 **Ids and seeds are deterministic.** The schedule depends on the set of bots and the league
 seed only (not on the order the bots are listed in).
 ``match_id = sha256("arboretum-match:{league}:{sorted ids of the combination, '/'-joined}:{deal}:
 {rotation}")``, first 20 hex digits; ``seed = first 8 bytes of
 sha256("arboretum-deal:{league seed}:{combination}:{deal}")``. Raising N later keeps the ids and
-seeds of the deals already scheduled.
+seeds of the deals already scheduled. That is the id of a one-deal series (so
+``deals_per_series = 1`` is the schedule of one game per match); a longer series is
+``sha256("arboretum-series:{league}:{combination}:{rotation}:{its deals, ','-joined}")``.
 
 **A known leak.** A game's seed is revealed to its bots when the game ends, while another
-rotation of the same deal may still be running on another worker. Bots are sandboxed without
+seating of the same deal may still be running on another worker. Bots are sandboxed without
 network and each match starts fresh processes, so a bot cannot pass the seed on; the leak is
-harmless only under that isolation.
+harmless only under that isolation. (The seeds of a series' later games do not follow from its
+earlier ones: each is a hash of its own deal number.)
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import itertools
@@ -59,19 +67,24 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 __all__ = [
+    "DEFAULT_DEALS_PER_SERIES",
+    "MAX_DEALS_PER_SERIES",
     "MAX_FULL_COMBINATIONS",
     "Design",
     "MatchSpec",
     "ScheduleError",
     "block_deals",
+    "check_deals_per_series",
     "cyclic_orders",
     "deal_seed",
     "design",
     "league_order",
     "match_id",
+    "pack_series",
     "pair_counts",
     "round_robin",
     "seating",
+    "series_id",
 ]
 
 MAX_FULL_COMBINATIONS = 200
@@ -81,6 +94,10 @@ SEARCH_BUDGET = 400_000
 """Moves of the design search in all (deterministic; bounds its time to a few seconds)."""
 MAX_COMBINATIONS = 20_000
 """When no design is found, every combination is played, up to this many (else an error)."""
+DEFAULT_DEALS_PER_SERIES = 10
+"""Deals per series of a new league: ten games per match spread a bot start over ten games."""
+MAX_DEALS_PER_SERIES = 100
+"""The most deals a series may hold (a series is one rq job: its timeout grows with its games)."""
 
 
 class ScheduleError(ValueError):
@@ -89,7 +106,10 @@ class ScheduleError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class MatchSpec:
-    """One scheduled match: one game of one deal in one seat rotation."""
+    """One scheduled match: a series of deals of one combination in one seating.
+
+    Built for one game (``deal``, ``seed``) it is a one-deal series; :func:`pack_series` makes
+    the longer ones."""
 
     match_id: str
     league: str
@@ -98,13 +118,33 @@ class MatchSpec:
     combination: tuple[str, ...]
     """The combination's version ids, sorted (they name its matches and deals)."""
     deal: int
+    """The series' first deal."""
     rotation: int
     seed: int
-    """The match seed; the game's seed is ``arboretum.state.derive_game_seed(seed, 0)``."""
+    """The first deal's seed (:func:`deal_seed`); each game's own seed is in ``game_seeds``."""
+    deals: tuple[int, ...] = ()
+    """The deals of the combination this match plays, game i playing ``deals[i]``."""
+    game_seeds: tuple[int, ...] = ()
+    """Each game's seed: ``derive_game_seed(deal_seed(..., deal), 0)`` of its deal."""
+    siblings: tuple[str, ...] = ()
+    """Ids of the other matches that play any of these deals (in other seatings)."""
+
+    def __post_init__(self) -> None:
+        if not self.deals:
+            from arboretum import derive_game_seed  # the engine, only once a spec is built
+
+            object.__setattr__(self, "deals", (self.deal,))
+            object.__setattr__(self, "game_seeds", (derive_game_seed(self.seed, 0),))
+        if len(self.game_seeds) != len(self.deals) or self.deals[0] != self.deal:
+            raise ScheduleError("a series has one seed per deal, and starts at its first deal")
 
     @property
     def players(self) -> int:
         return len(self.seats)
+
+    @property
+    def games(self) -> int:
+        return len(self.deals)
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,6 +340,12 @@ def match_id(league: str, combination: Sequence[str], deal: int, rotation: int) 
     return _digest(f"arboretum-match:{league}:{'/'.join(combination)}:{deal}:{rotation}").hex()[:20]
 
 
+def series_id(league: str, combination: Sequence[str], rotation: int, deals: Sequence[int]) -> str:
+    """The id of a series of several deals (a one-deal series keeps :func:`match_id`)."""
+    text = f"arboretum-series:{league}:{'/'.join(combination)}:{rotation}:"
+    return _digest(text + ",".join(str(d) for d in deals)).hex()[:20]
+
+
 def deal_seed(league_seed: int, combination: Sequence[str], deal: int) -> int:
     text = f"arboretum-deal:{league_seed}:{'/'.join(combination)}:{deal}"
     return int.from_bytes(_digest(text)[:8], "big")
@@ -341,14 +387,76 @@ def seating(order: Sequence[str], deal: int, rotation: int) -> tuple[str, ...]:
     return tuple(cycle[(s + rotation) % players] for s in range(players))
 
 
+def check_deals_per_series(value: object) -> int:
+    """``value`` if it is a valid ``deals_per_series``, else a ScheduleError naming the setting."""
+    if type(value) is not int or not 1 <= value <= MAX_DEALS_PER_SERIES:
+        raise ScheduleError(
+            f"deals_per_series must be a whole number from 1 to {MAX_DEALS_PER_SERIES}, "
+            f"not {value!r}"
+        )
+    return value
+
+
+def pack_series(games: Sequence[MatchSpec], deals_per_series: int) -> list[MatchSpec]:
+    """Pack one-game matches into series of up to ``deals_per_series`` deals.
+
+    A series takes, in deal order, deals of one combination that share one seating (the same
+    seats): the games ``games`` gives that seating. Series are listed in the order of their first
+    game in ``games``; a one-deal series is its game unchanged (id included). Each series names
+    its siblings: the other series that play any of its deals.
+    """
+    check_deals_per_series(deals_per_series)
+    groups: dict[tuple[str, tuple[str, ...], tuple[str, ...]], list[tuple[int, MatchSpec]]] = {}
+    for position, game in enumerate(games):
+        if game.games != 1:
+            raise ScheduleError("pack_series packs one-game matches")
+        key = (game.league, game.combination, game.seats)
+        groups.setdefault(key, []).append((position, game))
+    packed: list[tuple[int, MatchSpec]] = []
+    for members in groups.values():
+        members.sort(key=lambda m: m[1].deal)
+        for start in range(0, len(members), deals_per_series):
+            chunk = members[start : start + deals_per_series]
+            first = chunk[0][1]
+            if len(chunk) == 1:
+                packed.append((chunk[0][0], first))
+                continue
+            deals = tuple(g.deal for _p, g in chunk)
+            series = dataclasses.replace(
+                first,
+                match_id=series_id(first.league, first.combination, first.rotation, deals),
+                deals=deals,
+                game_seeds=tuple(g.game_seeds[0] for _p, g in chunk),
+            )
+            packed.append((min(p for p, _g in chunk), series))
+    packed.sort(key=lambda item: item[0])
+    playing: dict[tuple[str, tuple[str, ...], int], list[str]] = {}
+    for _p, spec in packed:
+        for deal in spec.deals:
+            playing.setdefault((spec.league, spec.combination, deal), []).append(spec.match_id)
+    out = []
+    for _p, spec in packed:
+        siblings = {
+            mid
+            for deal in spec.deals
+            for mid in playing[spec.league, spec.combination, deal]
+            if mid != spec.match_id
+        }
+        out.append(dataclasses.replace(spec, siblings=tuple(sorted(siblings))))
+    return out
+
+
 def round_robin(
     league: str,
     bots: Sequence[str],
     players: int,
     games_per_pairing: int,
     seed: int,
+    deals_per_series: int = 1,
 ) -> list[MatchSpec]:
-    """Every match of the league, deal by deal, then rotation, then combination."""
+    """Every match of the league: its games (deal by deal, then rotation, then combination)
+    packed into series of up to ``deals_per_series`` deals (:func:`pack_series`)."""
+    check_deals_per_series(deals_per_series)
     if players not in (2, 3, 4):
         raise ScheduleError(f"players must be 2, 3 or 4, not {players!r}")
     if games_per_pairing < 1:
@@ -379,4 +487,4 @@ def round_robin(
                         seed=deal_seed(seed, combo, deal),
                     )
                 )
-    return specs
+    return pack_series(specs, deals_per_series)

@@ -18,6 +18,8 @@ import redis
 
 from arboretum_worker.keys import Keys, LeagueStatus, MatchStatus, StoreError, validate_name
 
+from .schedule import DEFAULT_DEALS_PER_SERIES, ScheduleError, check_deals_per_series
+
 if TYPE_CHECKING:
     from arboretum_worker.schedule import MatchSpec
 
@@ -203,12 +205,19 @@ class LeagueSettings:
     time_control: TimeControl = field(default_factory=TimeControl)
     fault_policy: FaultPolicy = field(default_factory=FaultPolicy)
     elo: EloSettings = field(default_factory=EloSettings)
+    deals_per_series: int = DEFAULT_DEALS_PER_SERIES
+    """Most deals one match (a series: one seating, the same bot processes) plays. Leagues
+    stored before series existed have none in their JSON and read as 1 (one game per match)."""
 
     def __post_init__(self) -> None:
         if self.players not in (2, 3, 4):
             raise StoreError(f"players must be 2, 3 or 4, not {self.players!r}")
         if self.games_per_pairing < 1:
             raise StoreError(f"games_per_pairing must be 1 or more, not {self.games_per_pairing}")
+        try:
+            check_deals_per_series(self.deals_per_series)
+        except ScheduleError as exc:
+            raise StoreError(str(exc)) from None
         if len(set(self.bots)) != len(self.bots):
             raise StoreError("a league lists each bot version once")
         if len(self.bots) < self.players:
@@ -233,6 +242,7 @@ class LeagueSettings:
                 },
                 "fault_policy": {"faults_to_forfeit": self.fault_policy.faults_to_forfeit},
                 "elo": {"initial": self.elo.initial, "k": self.elo.k},
+                "deals_per_series": self.deals_per_series,
             },
             sort_keys=True,
             separators=(",", ":"),
@@ -249,6 +259,7 @@ class LeagueSettings:
             time_control=TimeControl(**d.get("time_control", {})),
             fault_policy=FaultPolicy(**d.get("fault_policy", {})),
             elo=EloSettings(**d.get("elo", {})),
+            deals_per_series=int(d.get("deals_per_series", 1)),
         )
 
 
@@ -416,8 +427,10 @@ class MatchRecord:
     seats: tuple[str, ...]
     """Version ids in seat order (seat 0 moves first)."""
     deal: int
+    """The first deal of the match's series."""
     rotation: int
     seed: int
+    """The first deal's seed (schedule.deal_seed)."""
     status: MatchStatus
     failure: str | None = None
     attempts: int = 0
@@ -425,10 +438,28 @@ class MatchRecord:
     created: float = 0.0
     started: float | None = None
     finished: float | None = None
+    deals: tuple[int, ...] = ()
+    """The deals it plays, game i playing ``deals[i]`` (a match stored before series: its deal)."""
+    game_seeds: tuple[int, ...] = ()
+    """Each game's seed (a match stored before series: ``derive_game_seed(seed, 0)``)."""
+    siblings: tuple[str, ...] | None = None
+    """Ids of the other matches that play any of its deals; None for a match stored before
+    series (they follow from the schedule's id scheme then)."""
+
+    def __post_init__(self) -> None:
+        if not self.deals:
+            from arboretum import derive_game_seed
+
+            object.__setattr__(self, "deals", (self.deal,))
+            object.__setattr__(self, "game_seeds", (derive_game_seed(self.seed, 0),))
+
+    @property
+    def games(self) -> int:
+        return len(self.deals)
 
 
 # KEYS: match hash, league match list, then the index keys. ARGV: id, league, seats, deal,
-# rotation, seed, status, created, bots.
+# rotation, seed, status, created, bots, deals, game_seeds, siblings.
 _CREATE_MATCH = (
     INDEX_LUA
     + """
@@ -436,7 +467,8 @@ if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 local position = redis.call('RPUSH', KEYS[2], ARGV[1]) - 1
 redis.call('HSET', KEYS[1], 'id', ARGV[1], 'league', ARGV[2], 'seats', ARGV[3], 'deal', ARGV[4],
            'rotation', ARGV[5], 'seed', ARGV[6], 'status', ARGV[7], 'attempts', 0,
-           'created', ARGV[8], 'position', position, 'bots', ARGV[9])
+           'created', ARGV[8], 'position', position, 'bots', ARGV[9],
+           'deals', ARGV[10], 'game_seeds', ARGV[11], 'siblings', ARGV[12])
 arena_index_sync(KEYS[1], 3)
 return 1
 """
@@ -469,6 +501,9 @@ def create_matches(r: redis.Redis, specs: Iterable[MatchSpec]) -> int:
             MatchStatus.QUEUED.value,
             now,
             json.dumps(bots),
+            json.dumps(list(spec.deals)),
+            json.dumps([str(seed) for seed in spec.game_seeds]),
+            json.dumps(list(spec.siblings)),
         ]
         script(keys=keys, args=args, client=pipe)
         if count % 1000 == 0:
@@ -492,6 +527,9 @@ def _match_record(h: Mapping[Reply, Reply]) -> MatchRecord:
         created=float(_text(h, "created") or 0.0),
         started=_opt_float(h, "started"),
         finished=_opt_float(h, "finished"),
+        deals=tuple(int(d) for d in json.loads(_text(h, "deals") or "[]")),
+        game_seeds=tuple(int(x) for x in json.loads(_text(h, "game_seeds") or "[]")),
+        siblings=tuple(json.loads(siblings)) if (siblings := _text(h, "siblings")) else None,
     )
 
 
