@@ -464,6 +464,8 @@ class Match:
         self._numbers = 0
         self._all_connected = asyncio.Event()
         self._stop_after_game: str | None = None
+        self._restarting: set[int] = set()
+        """Crashed seats whose runner is starting a fresh process: crashed until the next game."""
         self._cancel_reason: str | None = None
         self._task: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
@@ -508,6 +510,9 @@ class Match:
                 for index in range(self.config.game_count):
                     if self._stop_after_game is not None:
                         raise _Stopped(self._stop_after_game)
+                    for seat in self._restarting:
+                        self.seats[seat].crashed = None
+                    self._restarting.clear()
                     await self._play_game(index)
             self.status = MatchStatus.FINISHED
             await self._reveal_match_seed()
@@ -662,12 +667,12 @@ class Match:
             pending.future.set_result(_Crashed(session.crashed))
 
     def report_restart(self, seat: int) -> None:
-        """The runner started a fresh process for the crashed ``seat``: from now on the seat is
-        disconnected rather than crashed (its decisions wait for its clock) until it connects."""
-        session = self.seats[seat]
-        if session.crashed is not None:
+        """The runner is starting a fresh process for the crashed ``seat``. The seat stays
+        crashed for the rest of the game in progress (the crash costs that game); from the next
+        game on it is only disconnected (its decisions wait for its clock) until it connects."""
+        if self.seats[seat].crashed is not None:
             log.info("match %s seat %d: a fresh bot process is starting", self.match_id, seat)
-            session.crashed = None
+            self._restarting.add(seat)
 
     def receive(self, seat: int, stream: SeatStream, inbound: Inbound) -> None:
         """What a seat's stream sent: an answer (or not), matched against its pending decision."""

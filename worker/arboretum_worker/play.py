@@ -253,9 +253,10 @@ async def _wait_for_end(
     """GetMatch until the match is over (woken by its end, else every ``POLL_INTERVAL_S``).
 
     A bot process that exits is reported to the referee as a crash (the seat's decisions then
-    fault at once: it forfeits the game in progress unless it is back in time) and, while the
-    series has games to play, replaced by a fresh process, at most ``games`` times per seat. The
-    fresh process has seen no deal (only the one it joins is new to it), so isolation holds."""
+    fault at once for the rest of the game in progress, so it forfeits that game unless the fresh
+    process connects in time) and, in a series, replaced by a fresh process, at most ``games``
+    times per seat; from the next game on the seat waits on its clock for it. The fresh process
+    has seen no deal before, so isolation holds."""
     from arboretum_proto.v1 import common_pb2
 
     over = {
@@ -281,11 +282,11 @@ async def _wait_for_end(
                 log.debug("match %s: report_crash: %s", ref_id, exc)
             if restarts[seat] < games and games > 1:
                 restarts[seat] += 1
-                await restart(seat, restarts[seat])
-                try:
+                try:  # first: the seat then waits for the fresh process from the next game on
                     referee.report_restart(ref_id, seat)
                 except Exception as exc:  # the match may have just ended
                     log.debug("match %s: report_restart: %s", ref_id, exc)
+                await restart(seat, restarts[seat])
             else:
                 crashed.add(seat)
         if time.monotonic() - started > deadline_s:
