@@ -133,6 +133,16 @@ def test_replay_show_renders_a_game(replays: tuple[Path, subprocess.CompletedPro
         ),
         (["simulate", "--games", "5"], ["--players"]),
         (["replay", "verify"], ["FILE"]),
+        (
+            ["league", "create", "x", "--bots", "a", "b", "--deals-per-series", "0"],
+            ["--deals-per-series", "from 1 to 100, got 0"],
+        ),
+        (
+            ["league", "create", "x", "--bots", "a", "b", "--deals-per-series", "101"],
+            ["--deals-per-series", "from 1 to 100, got 101"],
+        ),
+        (["demo", "--workers", "0"], ["--workers", "from 1 to 16, got 0"]),
+        (["demo", "--workers", "99"], ["--workers", "from 1 to 16, got 99"]),
         (["fly"], ["invalid choice", "fly"]),
     ],
 )

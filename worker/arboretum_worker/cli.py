@@ -20,7 +20,7 @@ from arboretum_sdk import argtypes, clitools
 from arboretum_sdk.clitools import UserError, fail, plural
 
 from .report import follow, leaderboard_rows, print_progress, table, version_label
-from .schedule import DEFAULT_DEALS_PER_SERIES, MAX_DEALS_PER_SERIES
+from .settings import add_deals_per_series
 
 __all__ = ["register"]
 
@@ -92,14 +92,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     clitools.add_games_per_pairing(p)
     clitools.add_time_control(p)
     clitools.add_seed(p, "league seed")
-    p.add_argument(
-        "--deals-per-series",
-        type=argtypes.int_range(1, MAX_DEALS_PER_SERIES),
-        default=DEFAULT_DEALS_PER_SERIES,
-        metavar="N",
-        help=f"most deals one match plays in one seat order, with the same bot processes "
-        f"(1 to {MAX_DEALS_PER_SERIES}; default {DEFAULT_DEALS_PER_SERIES})",
-    )
+    add_deals_per_series(p)
     p.set_defaults(handler=cmd_league_create)
 
     p = lsub.add_parser("run", parents=[common], help="enqueue the league's matches")

@@ -28,7 +28,7 @@ from typing import Any, TextIO
 from arboretum_sdk import argtypes, clitools
 from arboretum_sdk.clitools import UsageError, plural
 
-from .schedule import MAX_DEALS_PER_SERIES
+from .settings import add_deals_per_series
 
 __all__ = ["add_arguments", "find_redis_server", "main"]
 
@@ -47,14 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"league workers to start (1 to {MAX_DEMO_WORKERS}; default 2)",
     )
-    parser.add_argument(
-        "--deals-per-series",
-        type=argtypes.int_range(1, MAX_DEALS_PER_SERIES),
-        default=10,
-        metavar="N",
-        help="most deals one match plays in one seat order, with the same bot processes "
-        "(default 10)",
-    )
+    add_deals_per_series(parser)
     clitools.add_seed(parser, "league seed")
     clitools.add_time_control(parser, faults=False)
     parser.add_argument(

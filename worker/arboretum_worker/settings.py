@@ -35,6 +35,7 @@ The rq settings and why (also in docs/league.md, "Running a league"):
 
 from __future__ import annotations
 
+import argparse
 import math
 import os
 import tempfile
@@ -51,6 +52,7 @@ __all__ = [
     "RedisUnavailable",
     "SettingsError",
     "WorkerSettings",
+    "add_deals_per_series",
     "deck_size",
     "job_timeout",
     "max_decisions_per_game",
@@ -222,3 +224,25 @@ def connect_redis(url: str) -> Any:
         client.close()
         raise RedisUnavailable(f"cannot reach Redis at {shown}: {exc}") from None
     return client
+
+
+def _deals_per_series(text: str) -> int:
+    from arboretum_sdk import argtypes
+
+    from .schedule import MAX_DEALS_PER_SERIES
+
+    return argtypes.int_range(1, MAX_DEALS_PER_SERIES)(text)
+
+
+def add_deals_per_series(parser: argparse.ArgumentParser) -> None:
+    """``--deals-per-series N``, the same in every command that creates a league."""
+    from .schedule import DEFAULT_DEALS_PER_SERIES, MAX_DEALS_PER_SERIES
+
+    parser.add_argument(
+        "--deals-per-series",
+        type=_deals_per_series,
+        default=DEFAULT_DEALS_PER_SERIES,
+        metavar="N",
+        help=f"most deals one match plays in one seat order, with the same bot processes "
+        f"(1 to {MAX_DEALS_PER_SERIES}; default {DEFAULT_DEALS_PER_SERIES})",
+    )
