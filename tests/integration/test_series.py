@@ -21,16 +21,16 @@ def test_a_series_league_plays_every_game_once_with_one_process_per_seat(arena: 
     r = arena.r
     submit_builtin(arena, "random")
     submit_builtin(arena, "greedy")
-    arena.run("bot", "submit", str(BOTS / "printer.py"), "--name", "printer")
+    arena.run("bot", "submit", str(BOTS / "counter.py"), "--name", "counter")
     arena.start_worker()
     arena.start_worker()
     arena.run(
-        "league", "create", "series", "--bots", "random", "greedy", "printer",
+        "league", "create", "series", "--bots", "random", "greedy", "counter",
         "--players", "2", "--games-per-pairing", "3", "--deals-per-series", "3", "--seed", "5",
         *CLOCK,
     )  # fmt: skip
     out = arena.run("league", "run", "series").stdout
-    assert "6 match job(s) enqueued" in out  # 3 pairs x 2 seat orders, 3 deals each
+    assert "6 match jobs enqueued" in out  # 3 pairs x 2 seat orders, 3 deals each
     counts = arena.wait_league("series", timeout=180)
     assert counts == {"finished": 6}, arena.worker_logs()
 
@@ -41,7 +41,7 @@ def test_a_series_league_plays_every_game_once_with_one_process_per_seat(arena: 
     assert r.zcard(store.Keys.elo_applied("series")) == 6
     board = ratings.leaderboard(r, "series")
     assert sorted(stats.games for _vid, _rating, stats in board) == [12, 12, 12]
-    for vid in registry.versions(r, "printer"):
+    for vid in registry.versions(r, "counter"):
         assert len(ratings.history(r, "series", vid)) == 12
     settings = store.get_league(r, "series").settings
     batch = ratings.recompute(ratings.results_in_order(r, "series"), settings.elo)
@@ -64,15 +64,14 @@ def test_a_series_league_plays_every_game_once_with_one_process_per_seat(arena: 
     assert len(deal_seeds) == 9 and all(len(seeds) == 1 for seeds in deal_seeds.values())
 
     # One process per seat played the whole series: one hello, three games.
-    printer = registry.latest(r, "printer")
+    counter = registry.latest(r, "counter")
     for m, rec in records.items():
-        if printer not in rec.seats:
+        if counter not in rec.seats:
             continue
-        log = arena.run("match", "logs", m, "--bot", "printer").stdout
-        assert log.count("printer says hello") == 1, log
-        assert [line for line in log.splitlines() if "starts game" in line] == [
-            f"printer starts game {i}" for i in range(3)
-        ]
+        log = arena.run("match", "logs", m, "--bot", "counter").stdout
+        assert log.count("counter says hello") == 1, log
+        starts = [line for line in log.splitlines() if "starts game" in line]
+        assert starts == [f"counter starts game {i}" for i in range(3)], log
     shown = arena.run("match", "show", ids[0]).stdout
     assert "deals 0-2" in shown and ("rank 1, " in shown or "rank 2, " in shown)
 

@@ -12,9 +12,6 @@ class Printer(Bot):
         print("printer says hello", flush=True)
         print(f"printer's cpu limit: {resource.getrlimit(resource.RLIMIT_CPU)[0]} s", flush=True)
 
-    def on_game_start(self, info):
-        print(f"printer starts game {info.game_index}", flush=True)
-
     def choose(self, view):
         self.decisions += 1
         if self.decisions == 1:
