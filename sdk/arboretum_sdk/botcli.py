@@ -84,7 +84,12 @@ def register(bot_subparsers: Any) -> None:
         "the server checks the bot in its sandbox. Operators with the league installed "
         "(arboretum-league) submit straight to its Redis by leaving out --server.",
     )
-    p.add_argument("path", type=Path, metavar="PATH", help="a .py file or a folder with bot.py")
+    p.add_argument(
+        "path",
+        type=Path,
+        metavar="PATH",
+        help="a .py file or a folder with bot.py; without --server also a built-in bot's name",
+    )
     p.add_argument("--name", required=True, help="the bot's name")
     p.add_argument(
         "--server",

@@ -54,6 +54,13 @@ def _pack(path: Path) -> tuple[str, bytes]:
     if path.is_file():
         return path.name, path.read_bytes()
     if not path.is_dir():
+        from .bots import BUILTIN_BOTS
+
+        if str(path) in BUILTIN_BOTS:
+            raise SubmitError(
+                f"no such file or folder: {path} ({path} is a built-in bot: a league that names "
+                "it registers it on the league's side)"
+            )
         raise SubmitError(f"no such file or folder: {path}")
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:

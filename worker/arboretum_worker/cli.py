@@ -86,7 +86,8 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         nargs="+",
         required=True,
         metavar="BOT",
-        help="bot names (latest version), NAME@VERSION-PREFIX, or version ids",
+        help="bot names (latest version), NAME@VERSION-PREFIX, or version ids; a built-in "
+        "bot's name (arena bot list) that no submitted bot has taken registers that built-in",
     )
     clitools.add_players(p)
     clitools.add_games_per_pairing(p)
@@ -218,11 +219,16 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_league_create(args: argparse.Namespace) -> int:
-    from . import store
-    from .league import LeagueError, create_league
+    from . import registry, store
+    from .league import LeagueError, create_league, register_builtins, sandbox_check
     from .schedule import block_deals
 
     r = _redis(args)
+    try:
+        for name, vid in register_builtins(r, args.bots, sandbox_check(_settings(args))):
+            print(f"registered built-in bot {name}: version {vid[:12]} (checked in the sandbox)")
+    except (registry.RegistryError, store.StoreError) as exc:
+        return fail(f"cannot register a built-in bot: {exc}")
     try:
         league = create_league(
             r,

@@ -35,6 +35,7 @@ __all__ = [
     "mark_finished_if_done",
     "prepare_store",
     "read_bot_files",
+    "register_builtins",
     "resolve_version",
     "retry_league",
     "run_league",
@@ -139,9 +140,31 @@ def sandbox_check(settings: WorkerSettings | str) -> registry.BotCheck:
 def submit_bot(
     r: Any, path: Path, name: str, settings: WorkerSettings, *, owner: str | None = None
 ) -> str:
-    """Validate ``path`` (file or folder) in the sandbox and store it as a version of ``name``."""
-    files = read_bot_files(path)
+    """Validate ``path`` (file or folder) in the sandbox and store it as a version of ``name``.
+    A ``path`` that does not exist but is a built-in bot's name submits that built-in bot."""
+    from arboretum_sdk.bots import BUILTIN_BOTS
+
+    if not path.exists() and str(path) in BUILTIN_BOTS:
+        files: dict[str, bytes] | bytes = builtin_bot_files(str(path))
+    else:
+        files = read_bot_files(path)
     return registry.add_version(r, name, files, owner=owner, check=sandbox_check(settings))
+
+
+def register_builtins(
+    r: Any, specs: Iterable[str], check: registry.BotCheck | None
+) -> list[tuple[str, str]]:
+    """Register, as its first version, each built-in bot named in ``specs`` (a plain name, no
+    ``@``) that no submitted bot has taken, so that a league can name the built-in bots like
+    submitted ones. ``check`` is the sandbox's check. Returns (name, version id) of each bot
+    registered now; a name already submitted stays the submitted bot."""
+    from arboretum_sdk.bots import BUILTIN_BOTS
+
+    done = []
+    for spec in specs:
+        if spec in BUILTIN_BOTS and not registry.versions(r, spec):
+            done.append((spec, registry.add_version(r, spec, builtin_bot_files(spec), check=check)))
+    return done
 
 
 def builtin_bot_files(name: str) -> bytes:
@@ -167,7 +190,10 @@ def resolve_version(r: Any, spec: str) -> str:
         return spec
     versions = registry.versions(r, name)
     if not versions:
-        raise LeagueError(f"no bot named {name!r} (submit it with: arena bot submit PATH --name)")
+        raise LeagueError(
+            f"no bot named {name!r} (submit it with: arena bot submit PATH --name {name}; the "
+            "built-in bots are registered when a league names them)"
+        )
     if not prefix:
         return versions[-1]
     found = [v for v in versions if v.startswith(prefix)]
