@@ -16,7 +16,7 @@ from starlette.routing import Route
 
 from arboretum_worker import registry, store
 
-from . import queries
+from . import queries, sprt
 from .app import default_check, request_author
 from .openapi import openapi_document
 from .resources import (
@@ -293,6 +293,15 @@ async def submit(request: Request) -> JSONResponse:
     )
 
 
+def sprt_tests(request: Request) -> JSONResponse:
+    return _json({"tests": sprt.test_summaries(redis_of(request))})
+
+
+def sprt_test(request: Request) -> JSONResponse:
+    r = redis_of(request)
+    return _json(sprt.test_json(r, sprt.load_test(r, request.path_params["test_id"]), history=True))
+
+
 def routes() -> list[Route]:
     return [
         Route("/openapi.json", openapi),
@@ -312,4 +321,6 @@ def routes() -> list[Route]:
         Route("/matches/{match_id}/games/{game:int}/replay", replay),
         Route("/matches/{match_id}/seats/{seat:int}/log", seat_log),
         Route("/matches/{match_id}/seats/{seat:int}/faults", seat_faults),
+        Route("/sprt", sprt_tests),
+        Route("/sprt/{test_id}", sprt_test),
     ]

@@ -110,6 +110,43 @@ def openapi_document() -> dict[str, Any]:
             "owned_seats}. Until the game (and every rotation of its deal) is over, or with "
             "`seat`, the deck, seed and hidden cards are null.",
         },
+        "SequentialTest": {
+            "type": "object",
+            "description": "an `arena sprt --league` test (docs/sprt.md)",
+            "properties": {
+                "id": _STR,
+                "status": {"enum": ["running", "finished", "cancelled", "failed"]},
+                "verdict": {"enum": ["H0", "H1", "inconclusive", None]},
+                "reason": _STR,
+                "new": {"type": "object", "description": "{version, bot}"},
+                "old": {"type": "object", "description": "{version, bot}"},
+                "elo0": _NUM,
+                "elo1": _NUM,
+                "alpha": _NUM,
+                "beta": _NUM,
+                "max_pairs": {"type": ["integer", "null"]},
+                "lower_bound": {**_NUM, "description": "accept H0 at or below"},
+                "upper_bound": {**_NUM, "description": "accept H1 at or above"},
+                "llr": {**_NUM, "description": "log-likelihood ratio after the counted pairs"},
+                "pairs": {"type": "integer"},
+                "pentanomial": {
+                    "type": "array",
+                    "items": {"type": "integer"},
+                    "description": "pairs scoring 0, 1/2, 1, 3/2, 2 for NEW",
+                },
+                "wins": {"type": "integer"},
+                "draws": {"type": "integer"},
+                "losses": {"type": "integer"},
+                "elo": {**_OPT_NUM, "description": "NEW minus OLD, logistic Elo"},
+                "elo_low": {**_OPT_NUM, "description": "95% interval, low end"},
+                "elo_high": {**_OPT_NUM, "description": "95% interval, high end"},
+                "llr_history": {
+                    "type": "array",
+                    "items": _NUM,
+                    "description": "the LLR after each counted pair (one test only)",
+                },
+            },
+        },
         "Submitted": {
             "type": "object",
             "properties": {
@@ -241,6 +278,17 @@ def openapi_document() -> dict[str, Any]:
         ),
         "/api/v1/matches/{match_id}/seats/{seat}/faults": _get(
             "The seat's faults (its author only)", [MATCH_P, SEAT_P], _ok("faults"), 401, 403, 404
+        ),
+        "/api/v1/sprt": _get(
+            "Every sequential test, newest first",
+            [],
+            _ok("tests", {"type": "object", "properties": {"tests": {"type": "array"}}}),
+        ),
+        "/api/v1/sprt/{test_id}": _get(
+            "A sequential test, with the LLR after every pair",
+            [_param("test_id", "path", _STR, "the test's id")],
+            _ok("test", _ref("SequentialTest")),
+            404,
         ),
     }
     for path, item in paths.items():

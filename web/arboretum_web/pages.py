@@ -15,9 +15,9 @@ from starlette.templating import Jinja2Templates
 
 from arboretum_worker import store
 
-from . import authors, queries
+from . import authors, queries, sprt
 from .app import AUTH_COOKIE, default_check, request_author
-from .chart import rating_chart
+from .chart import llr_chart, rating_chart
 from .resources import (
     bool_param,
     bot_json,
@@ -305,6 +305,24 @@ async def upload_page(request: Request) -> Response:
     return RedirectResponse(where, status_code=303)
 
 
+def sprt_list_page(request: Request) -> Response:
+    return _render(request, "sprts.html", tests=sprt.test_summaries(redis_of(request)), nav="sprt")
+
+
+def sprt_page(request: Request) -> Response:
+    r = redis_of(request)
+    data = sprt.test_json(r, sprt.load_test(r, request.path_params["test_id"]), history=True)
+    history, lower, upper = data["llr_history"], data["lower_bound"], data["upper_bound"]
+    return _render(
+        request,
+        "sprt.html",
+        test=data,
+        chart=Markup(llr_chart(history, lower, upper)),
+        chart_narrow=Markup(llr_chart(history, lower, upper, narrow=True)),
+        nav="sprt",
+    )
+
+
 def routes() -> list[Route]:
     return [
         Route("/", leaderboard_page),
@@ -316,6 +334,8 @@ def routes() -> list[Route]:
         Route("/matches/{match_id}", match_page),
         Route("/matches/{match_id}/games/{game:int}", replay_page),
         Route("/matches/{match_id}/seats/{seat:int}/log", log_page),
+        Route("/sprt", sprt_list_page),
+        Route("/sprt/{test_id}", sprt_page),
         Route("/login", login_page, methods=["GET", "POST"]),
         Route("/upload", upload_page, methods=["GET", "POST"]),
         Route("/logout", logout, methods=["POST"]),

@@ -1,0 +1,82 @@
+"""The league's sequential tests (``arena sprt --league``, docs/sprt.md) on the web: the list of
+tests and a test's page (the LLR after every pair against its bounds, the verdict), and their
+JSON, ``/api/v1/sprt`` and ``/api/v1/sprt/{test_id}``."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from starlette.exceptions import HTTPException
+
+from arboretum_worker import store
+from arboretum_worker.sprt import league as tests
+
+__all__ = ["load_test", "test_json", "test_summaries"]
+
+
+def _label(r: Any, vid: str) -> dict[str, str]:
+    version = store.get_version(r, vid)
+    return {"version": vid, "bot": version.name if version else "?"}
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def load_test(r: Any, test_id: str) -> tests.LeagueTest:
+    test = tests.get_test(r, test_id)
+    if test is None:
+        raise HTTPException(404, f"no sequential test {test_id!r}")
+    return test
+
+
+def test_json(r: Any, test: tests.LeagueTest, *, history: bool = False) -> dict[str, Any]:
+    """A test as the API shows it; with ``history``, the LLR after every counted pair."""
+    state = tests.test_state(r, test)
+    estimate = state.estimate()
+    lower, upper = test.settings.bounds
+    s = test.settings
+    data: dict[str, Any] = {
+        "id": test.id,
+        "status": test.status.value,
+        "verdict": test.verdict.value if test.verdict else None,
+        "reason": test.reason,
+        "new": _label(r, test.new),
+        "old": _label(r, test.old),
+        "elo0": s.elo0,
+        "elo1": s.elo1,
+        "alpha": s.alpha,
+        "beta": s.beta,
+        "max_pairs": s.max_pairs,
+        "batch": test.batch,
+        "window": test.window,
+        "per_decision_ms": test.time_control.per_decision_ms,
+        "bank_ms": test.time_control.bank_ms,
+        "seed": str(test.seed),
+        "lower_bound": lower,
+        "upper_bound": upper,
+        "llr": state.llr,
+        "pairs": state.pairs,
+        "pentanomial": list(state.counts),
+        "wins": state.wins,
+        "draws": state.draws,
+        "losses": state.losses,
+        "elo": _finite(estimate.elo),
+        "elo_low": _finite(estimate.low),
+        "elo_high": _finite(estimate.high),
+        "created": test.created,
+        "finished": test.finished,
+    }
+    if history:
+        data["llr_history"] = tests.llr_history(r, test.id)
+    return data
+
+
+def test_summaries(r: Any) -> list[dict[str, Any]]:
+    out = []
+    for test_id in tests.list_tests(r):
+        test = tests.get_test(r, test_id)
+        if test is not None:
+            out.append(test_json(r, test))
+    return out
