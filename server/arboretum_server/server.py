@@ -40,6 +40,7 @@ from .config import (
     Settings,
 )
 from .errors import BindError, NotFound, SettingsError
+from .match import Watcher
 from .registry import Registry
 from .service import (
     BOT_SERVICE,
@@ -106,6 +107,18 @@ class Referee:
         if not 0 <= seat < len(match.seats):
             raise NotFound(f"match {match_id} has no seat {seat}")
         match.report_restart(seat)
+
+    def watch(self, match_id: str) -> Watcher:
+        """For a runner in the referee's process (the league worker): a spectator subscription
+        to match ``match_id``, the public messages the ``WatchMatch`` RPC sends as plain values
+        (``arboretum_server.messages``), in ``watcher.queue``, ``None`` at the end. Stop with
+        :meth:`unwatch`."""
+        return self.registry.get(match_id).watch()
+
+    def unwatch(self, match_id: str, watcher: Watcher) -> None:
+        with contextlib.suppress(NotFound):
+            self.registry.get(match_id).unwatch(watcher)
+        watcher.closed = True
 
     async def wait_match(self, match_id: str, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for match ``match_id`` to be over; whether it is.

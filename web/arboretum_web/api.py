@@ -9,14 +9,15 @@ import json
 import logging
 from typing import Any
 
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from arboretum_worker import registry, store
 
-from . import queries, sprt
+from . import live, queries, sprt
 from .app import default_check, request_author
 from .openapi import openapi_document
 from .resources import (
@@ -202,6 +203,21 @@ def replay(request: Request) -> Response:
     return _json(doc, headers=headers)
 
 
+async def live_match(request: Request) -> Response:
+    """The match's public events as they happen, as server-sent events (:mod:`.live`)."""
+    record = await run_in_threadpool(load_match, redis_of(request), request.path_params["match_id"])
+    hub = request.app.state.live
+    if hub.viewers >= hub.max_viewers:
+        raise HTTPException(
+            503, "too many live viewers here: try again later", headers={"Retry-After": "30"}
+        )
+    return StreamingResponse(
+        live.stream(hub.feed(record.id), request.headers.get("last-event-id")),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )
+
+
 def seat_log(request: Request) -> Response:
     r = redis_of(request)
     record = load_match(r, request.path_params["match_id"])
@@ -318,6 +334,7 @@ def routes() -> list[Route]:
         Route("/bots/{name}/versions", submit, methods=["POST"]),
         Route("/matches", matches),
         Route("/matches/{match_id}", match),
+        Route("/matches/{match_id}/live", live_match),
         Route("/matches/{match_id}/games/{game:int}/replay", replay),
         Route("/matches/{match_id}/seats/{seat:int}/log", seat_log),
         Route("/matches/{match_id}/seats/{seat:int}/faults", seat_faults),

@@ -8,8 +8,9 @@ never a traceback).
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from starlette.templating import Jinja2Templates
 from arboretum_worker import store
 
 from . import authors
+from .live import LiveHub
 from .queries import FitCache
 from .safety import CSRF_FIELD, SECURITY_HEADERS, LazyToken, SafetyMiddleware
 from .uploads import UploadGate
@@ -53,6 +55,10 @@ class WebSettings:
     """Uploads unpacked and checked at once (the rest wait)."""
     upload_queue: int = 32
     """Uploads that may wait for their turn; past that an upload gets 503."""
+    live_delay_turns: int = 0
+    """Live games are shown this many turns late (:mod:`.live`)."""
+    live_max_viewers: int = 2000
+    """Live streams open at once in this process; past that a viewer gets 503."""
     fits: FitCache = field(default_factory=FitCache)
 
 
@@ -170,8 +176,15 @@ def create_app(
         Mount("/api/v1", routes=api.routes()),
         Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"),
     ]
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        app.state.live.close()
+
     app = Starlette(
         routes=routes,
+        lifespan=lifespan,
         middleware=[Middleware(SafetyMiddleware)],
         exception_handlers={
             HTTPException: _http_error,
@@ -184,6 +197,7 @@ def create_app(
     app.state.indexed = False  # see resources.redis_of
     app.state.check = settings.check
     app.state.uploads = UploadGate(settings.upload_concurrency, settings.upload_queue)
+    app.state.live = LiveHub(app.state.redis, settings.live_delay_turns, settings.live_max_viewers)
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     pages.install_filters(templates)
     app.state.templates = templates

@@ -39,6 +39,16 @@ def _port(text: str) -> int:
     return value
 
 
+def _turns(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of turns: {text!r}") from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"a delay is from 0 to 100 turns, not {value}")
+    return value
+
+
 def register(subparsers: Any, groups: dict[str, Any]) -> None:
     """Add ``web`` (and ``web author ...``) to the ``arena`` parser."""
     p = subparsers.add_parser(
@@ -65,6 +75,14 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         "--secure-cookies",
         action="store_true",
         help="mark the sign-in cookie Secure (when served over HTTPS)",
+    )
+    p.add_argument(
+        "--live-delay",
+        type=_turns,
+        default=os.environ.get("ARENA_LIVE_DELAY", "0"),
+        metavar="TURNS",
+        help="show the moves of a running game this many turns late, as broadcasts do "
+        "(default: $ARENA_LIVE_DELAY, else 0)",
     )
     p.set_defaults(handler=cmd_serve, log_level="info")
     # Also accepted after the action (`arena web author add NAME --redis-url URL`); SUPPRESS
@@ -104,14 +122,25 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from .app import WebSettings, create_app
 
-    settings = WebSettings(redis_url=_redis_url(args), secure_cookies=args.secure_cookies)
+    settings = WebSettings(
+        redis_url=_redis_url(args),
+        secure_cookies=args.secure_cookies,
+        live_delay_turns=args.live_delay,
+    )
     client = _client(args)
     indexed = prepare_store(client)  # matches stored before the match indexes, once
     client.close()
     if indexed:
         print(f"arena web: indexed {indexed} stored matches")
     print(f"arena web: serving on http://{args.host}:{args.port}/ (Redis {settings.redis_url})")
-    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+    # Live streams stay open while their viewers watch: a stop waits this long for them.
+    uvicorn.run(
+        create_app(settings),
+        host=args.host,
+        port=args.port,
+        log_level="info",
+        timeout_graceful_shutdown=5,
+    )
     return 0
 
 

@@ -249,6 +249,16 @@ def openapi_document() -> dict[str, Any]:
             404,
         ),
         "/api/v1/matches/{match_id}": _get("A match", [MATCH_P], _ok("match", _ref("Match")), 404),
+        "/api/v1/matches/{match_id}/live": _get(
+            "The match's public events as they happen (server-sent events; docs/web.md)",
+            [MATCH_P],
+            {
+                "description": "an event stream, ended by an `over` event once the match is",
+                "content": {"text/event-stream": {"schema": {"type": "string"}}},
+            },
+            404,
+            503,
+        ),
         "/api/v1/matches/{match_id}/games/{game}/replay": _get(
             "A game's replay (JSON)",
             [

@@ -211,7 +211,9 @@ def match_page(request: Request) -> Response:
     r = redis_of(request)
     record = load_match(r, request.path_params["match_id"])
     data = match_json(request, record)
-    return _render(request, "match.html", match=data, nav="matches")
+    running = record.status in (store.MatchStatus.QUEUED, store.MatchStatus.RUNNING)
+    live_url = f"/api/v1/matches/{record.id}/live" if running and not data["games"] else None
+    return _render(request, "match.html", match=data, live_url=live_url, nav="matches")
 
 
 def replay_page(request: Request) -> Response:

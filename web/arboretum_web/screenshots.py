@@ -76,7 +76,10 @@ def serve_in_thread(app: Any, host: str = "127.0.0.1") -> Iterator[str]:
     import uvicorn
 
     port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=2
+    )
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="arena-web", daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

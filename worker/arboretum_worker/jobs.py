@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from . import store
+from .live import LivePublisher
 from .play import SOCKET_NAME, MatchError, MatchOutcome, MatchPlan, SeatPlan, run_play_match
 from .sandbox.capture import MARKER_ROOM
 from .settings import WorkerSettings, job_timeout, seat_thinking_s
@@ -218,7 +219,12 @@ def _play(
         )
 
     return run_play_match(
-        plan, match_dir, start_bot, deadline_s=deadline_s, output_cap=settings.output_cap
+        plan,
+        match_dir,
+        start_bot,
+        deadline_s=deadline_s,
+        output_cap=settings.output_cap,
+        live=LivePublisher(r, plan.match_id),
     )
 
 

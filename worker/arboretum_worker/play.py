@@ -22,9 +22,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .sandbox.capture import MARKER_ROOM, truncation_marker
+
+if TYPE_CHECKING:
+    from .live import LivePublisher
 
 __all__ = [
     "MatchError",
@@ -105,20 +108,36 @@ StartBot = Callable[[int, SeatPlan, Path, str, Path], Any]
 
 
 def run_play_match(
-    plan: MatchPlan, match_dir: Path, start_bot: StartBot, *, deadline_s: float, output_cap: int
+    plan: MatchPlan,
+    match_dir: Path,
+    start_bot: StartBot,
+    *,
+    deadline_s: float,
+    output_cap: int,
+    live: LivePublisher | None = None,
 ) -> MatchOutcome:
     """Synchronous entry point: a fresh event loop for this match (uvloop when installed, as
     ``arena serve`` runs the referee; see :mod:`arboretum_sdk.eventloop`), closed at the end."""
     from arboretum_sdk import eventloop
 
     return eventloop.run(
-        play_match(plan, match_dir, start_bot, deadline_s=deadline_s, output_cap=output_cap)
+        play_match(
+            plan, match_dir, start_bot, deadline_s=deadline_s, output_cap=output_cap, live=live
+        )
     )
 
 
 async def play_match(
-    plan: MatchPlan, match_dir: Path, start_bot: StartBot, *, deadline_s: float, output_cap: int
+    plan: MatchPlan,
+    match_dir: Path,
+    start_bot: StartBot,
+    *,
+    deadline_s: float,
+    output_cap: int,
+    live: LivePublisher | None = None,
 ) -> MatchOutcome:
+    """Play ``plan`` on a private referee (see the module's docstring). ``live``, when given,
+    publishes the match's public events as the referee produces them (:mod:`.live`)."""
     import grpc
 
     from arboretum_proto.v1 import common_pb2, match_pb2, match_pb2_grpc
@@ -155,6 +174,8 @@ async def play_match(
             )
             tokens = {t.seat: t.token for t in created.seat_tokens}
             ref_id = created.match_id
+            if live is not None:
+                live.start(referee, ref_id)
             log.info("match %s: created on the private referee as %s", plan.match_id, ref_id)
             # All seats' sandboxes start at once (each start is a blocking spawn, in a thread).
             started_bots = await asyncio.gather(
@@ -219,6 +240,8 @@ async def play_match(
         for failure in killed:
             if isinstance(failure, BaseException):  # the others were cleaned up all the same
                 log.error("match %s: killing a sandbox failed: %r", plan.match_id, failure)
+        if live is not None:
+            await live.stop()
         await referee.stop(1.0)
     outcome.outputs = [
         _capped(

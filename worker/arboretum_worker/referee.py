@@ -23,6 +23,10 @@ class PrivateReferee(Protocol):
 
     async def wait_match(self, match_id: str, timeout: float) -> bool: ...
 
+    def watch(self, match_id: str) -> Any: ...
+
+    def unwatch(self, match_id: str, watcher: Any) -> None: ...
+
 
 async def start_private_referee(
     socket_path: Path, admin_token: str, replay_dir: Path | None

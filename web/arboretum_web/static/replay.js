@@ -54,12 +54,44 @@
     };
   }
 
+  // The state after step i, from the state before it (a copy: snapshots are kept).
+  function applyStep(prev, step, i) {
+    const s = clone(prev);
+    const seat = step.seat;
+    if (step.kind === "draw") {
+      let card = step.card === undefined ? null : step.card;
+      if (step.source === "deck") {
+        s.deck -= 1;
+      } else {
+        const top = s.piles[step.pile].pop();
+        card = card || top || null;
+        if (card) s.known[seat].push(card);
+      }
+      s.hands[seat].push(card);
+    } else if (step.kind === "play") {
+      removeCard(s.hands[seat], step.card);
+      const k = s.known[seat].indexOf(step.card);
+      if (k >= 0) s.known[seat].splice(k, 1);
+      s.arbs[seat].push({ x: step.cell[0], y: step.cell[1], card: step.card, step: i });
+      if (step.discard) {
+        removeCard(s.hands[seat], step.discard);
+        const j = s.known[seat].indexOf(step.discard);
+        if (j >= 0) s.known[seat].splice(j, 1);
+        s.piles[seat].push(step.discard);
+      }
+    } else if (step.kind === "forfeit") {
+      s.forfeited[seat] = true;
+    }
+    s.last = i;
+    return s;
+  }
+
   function build(d) {
     const n = d.players;
     const hands = d.hands.map((h) => h.slice());
     const dealt = hands.reduce((a, h) => a + h.length, 0);
     const deck = d.deck ? d.deck.length - dealt : d.deck_size;
-    let s = {
+    const out = [{
       hands,
       known: hands.map(() => []),
       piles: hands.map(() => []),
@@ -67,38 +99,8 @@
       deck,
       forfeited: new Array(n).fill(false),
       last: null,
-    };
-    const out = [s];
-    d.steps.forEach((step, i) => {
-      s = clone(s);
-      const seat = step.seat;
-      if (step.kind === "draw") {
-        let card = step.card === undefined ? null : step.card;
-        if (step.source === "deck") {
-          s.deck -= 1;
-        } else {
-          const top = s.piles[step.pile].pop();
-          card = card || top || null;
-          if (card) s.known[seat].push(card);
-        }
-        s.hands[seat].push(card);
-      } else if (step.kind === "play") {
-        removeCard(s.hands[seat], step.card);
-        const k = s.known[seat].indexOf(step.card);
-        if (k >= 0) s.known[seat].splice(k, 1);
-        s.arbs[seat].push({ x: step.cell[0], y: step.cell[1], card: step.card, step: i });
-        if (step.discard) {
-          removeCard(s.hands[seat], step.discard);
-          const j = s.known[seat].indexOf(step.discard);
-          if (j >= 0) s.known[seat].splice(j, 1);
-          s.piles[seat].push(step.discard);
-        }
-      } else if (step.kind === "forfeit") {
-        s.forfeited[seat] = true;
-      }
-      s.last = i;
-      out.push(s);
-    });
+    }];
+    d.steps.forEach((step, i) => out.push(applyStep(out[i], step, i)));
     return out;
   }
 
@@ -432,8 +434,8 @@
     },
   };
 
-  root.querySelectorAll("[data-act]").forEach((b) => b.addEventListener("click", () => actions[b.dataset.act]()));
-  $("scrub").addEventListener("input", (e) => go(Number(e.target.value)));
+  root.querySelectorAll("[data-act]").forEach((b) => b.addEventListener("click", () => doc && actions[b.dataset.act]()));
+  $("scrub").addEventListener("input", (e) => doc && go(Number(e.target.value)));
   document.addEventListener("keydown", (e) => {
     if (!doc || e.target.tagName === "INPUT" || e.target.tagName === "SELECT") return;
     const key = e.key;
@@ -503,6 +505,104 @@
   $("perspective").addEventListener("change", (e) => {
     choose(e.target.value).catch((err) => setNotice(String(err.message || err)));
   });
+
+  // ------------------------------------------------------------------ live
+
+  // A running match: its games as they are played, from the server's event stream (public
+  // information only; see arboretum_web/live.py). The viewer follows the newest step unless the
+  // reader stepped back.
+  function startLive(url) {
+    let games = {};
+    let shown = null;
+    const select = $("live-game");
+    const status = $("live-status");
+
+    function liveDoc(ev) {
+      return {
+        players: ev.players, seats: ev.seats, species: ev.species,
+        hands: ev.seats.map(() => new Array(HAND_SIZE).fill(null)),
+        deck: null, deck_size: ev.deck_size, steps: [],
+        view: { seat: null, hidden: true, revealed: false, owned_seats: [] },
+      };
+    }
+
+    function show(game, atEnd) {
+      shown = game;
+      doc = games[game];
+      snaps = build(doc);
+      $("scrub").max = String(doc.steps.length);
+      fillPerspectives();
+      select.value = String(game);
+      go(atEnd ? doc.steps.length : Math.min(pos, doc.steps.length));
+      root.classList.add("ready");
+    }
+
+    function following() {
+      return !doc || pos === doc.steps.length;
+    }
+
+    select.addEventListener("change", () => show(Number(select.value), true));
+    perspective = "public";
+    setNotice("Live: the game as it is played, public information only.");
+    const source = new EventSource(url);
+    source.addEventListener("message", (msg) => {
+      const ev = JSON.parse(msg.data);
+      if (ev.type === "game") {
+        const follow = following();
+        games[ev.game] = liveDoc(ev);
+        select.append(el("option", { value: String(ev.game) }, "Game " + (ev.game + 1)));
+        select.hidden = select.options.length < 2;
+        if (shown === null || (follow && ev.game > shown)) show(ev.game, true);
+      } else if (ev.type === "step") {
+        const d = games[ev.game];
+        if (!d) return;
+        const follow = following();
+        d.steps.push(ev.step);
+        if (ev.game !== shown) return;
+        snaps.push(applyStep(snaps[snaps.length - 1], ev.step, d.steps.length - 1));
+        $("scrub").max = String(d.steps.length);
+        go(follow ? d.steps.length : pos);
+      } else if (ev.type === "game_end") {
+        const d = games[ev.game];
+        if (!d) return;
+        d.final_hands = ev.final_hands;
+        d.result = ev.result;
+        if (ev.game === shown) go(following() ? d.steps.length : pos);
+      } else if (ev.type === "end") {
+        status.textContent = "over";
+        setNotice("The match is over (" + ev.status + "); its result is being recorded.");
+      }
+      root.dataset.events = String(Number(root.dataset.events || 0) + 1);
+    });
+    source.addEventListener("reset", () => {
+      games = {};
+      shown = null;
+      select.replaceChildren();
+      select.hidden = true;
+      setNotice("The match started over: showing its new attempt.");
+    });
+    source.addEventListener("over", (msg) => {
+      source.close();
+      const over = JSON.parse(msg.data).status;
+      status.textContent = over;
+      root.dataset.over = over;
+      if (over === "finished") {
+        setNotice("The match is over: loading its replays.");
+        setTimeout(() => location.reload(), 1500);
+      } else {
+        setNotice("The match is " + over + ".");
+      }
+    });
+    source.addEventListener("error", () => {
+      if (source.readyState === EventSource.CONNECTING) status.textContent = "reconnecting";
+    });
+    source.addEventListener("open", () => { status.textContent = "live"; });
+  }
+
+  if (root.dataset.live) {
+    startLive(root.dataset.live);
+    return;
+  }
 
   const initialSeat = root.dataset.seat === "" ? null : Number(root.dataset.seat);
   load(initialSeat)

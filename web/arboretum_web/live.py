@@ -1,0 +1,302 @@
+"""Live games in the browser: the events a running league match publishes
+(:mod:`arboretum_worker.live`), relayed to every viewer as server-sent events.
+
+One :class:`LiveFeed` per match being watched in this process: a thread reads the match's Redis
+stream (a blocking ``XREAD``) and hands the entries to the event loop, where each event is
+formatted once and shared by every viewer, so a game watched by hundreds costs Redis one reader.
+A feed forgets a stale attempt (a retried match starts over: viewers get a ``reset``), holds back
+the steps of the last ``delay`` turns of the game in progress (as broadcasts do; a game's end
+releases them), and ends (``over``, with the match's status) once the match is finished, failed
+or cancelled and its stream is read to the end. A feed nobody watches stops after a few seconds.
+
+The stream (``GET /api/v1/matches/{id}/live``)::
+
+    id: <attempt>.<n>
+    data: {"type": "step", "game": 0, "step": {...}}      the worker's events, in order
+
+    event: reset          the match started over: forget what came before
+    event: over           data: {"status": "finished"}; the stream ends
+
+A reconnecting browser sends ``Last-Event-ID`` and gets only what it has not seen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import redis
+
+from arboretum_worker import store
+from arboretum_worker.live import live_key
+
+__all__ = ["HEARTBEAT_S", "LiveFeed", "LiveHub", "released_count"]
+
+log = logging.getLogger(__name__)
+
+HEARTBEAT_S = 15.0
+"""A comment line this often keeps proxies from closing a quiet stream."""
+IDLE_S = 5.0
+"""A feed without viewers stops after this long."""
+_BLOCK_MS = 1000
+_STATUS_EVERY_S = 1.0
+_REPLAYS_WAIT_S = 10.0
+_OVER = {store.MatchStatus.FINISHED, store.MatchStatus.FAILED, store.MatchStatus.CANCELLED}
+
+
+class _Progress:
+    """How far each game of the events got: its latest step's turn, and whether it ended."""
+
+    def __init__(self) -> None:
+        self.latest: dict[Any, int] = {}
+        self.ended: set[Any] = set()
+
+    def see(self, event: dict[str, Any]) -> None:
+        if event.get("type") == "step":
+            game = event.get("game")
+            self.latest[game] = max(self.latest.get(game, 0), int(event["step"].get("turn", 0)))
+        elif event.get("type") == "game_end":
+            self.ended.add(event.get("game"))
+
+    def held_back(self, event: dict[str, Any], delay: int) -> bool:
+        if event.get("type") != "step":
+            return False
+        game = event.get("game")
+        return game not in self.ended and int(event["step"].get("turn", 0)) + delay > (
+            self.latest.get(game, 0)
+        )
+
+
+def released_count(
+    events: list[dict[str, Any]], delay: int, start: int = 0, progress: _Progress | None = None
+) -> int:
+    """How many of ``events`` (from the first) may be shown with a delay of ``delay`` turns: a
+    step is held back until its game has reached ``delay`` turns further, or is over.
+    (``progress``: what :class:`_Progress` saw of every event, if already known.)"""
+    if delay <= 0:
+        return len(events)
+    if progress is None:
+        progress = _Progress()
+        for event in events:
+            progress.see(event)
+    count = start
+    for event in events[start:]:
+        if progress.held_back(event, delay):
+            break
+        count += 1
+    return count
+
+
+class LiveFeed:
+    """One match's events in this process (see the module's docstring)."""
+
+    def __init__(self, hub: LiveHub, match_id: str) -> None:
+        self.hub = hub
+        self.match_id = match_id
+        self.attempt = ""
+        self.generation = 0
+        """Changes when the match starts over (a new attempt)."""
+        self.events: list[dict[str, Any]] = []
+        self._progress = _Progress()
+        self.frames: list[bytes] = []
+        """The SSE frames of the events released so far."""
+        self.over: str | None = None
+        """The match's final status, once the stream is read to its end."""
+        self.viewers = 0
+        self._wake = asyncio.Event()
+        self._stop = threading.Event()
+        self._idle: asyncio.TimerHandle | None = None
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.Thread(target=self._read, name=f"live {match_id}", daemon=True)
+        self._thread.start()
+
+    # ------------------------------------------------------------------ on the event loop
+
+    @property
+    def released(self) -> int:
+        return len(self.frames)
+
+    async def changed(self, timeout: float) -> bool:
+        """Wait until something changes (True) or ``timeout`` passes (False)."""
+        wake = self._wake
+        try:
+            await asyncio.wait_for(wake.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    def _notify(self) -> None:
+        self._wake.set()
+        self._wake = asyncio.Event()
+
+    def _add(self, entries: list[tuple[str, str]]) -> None:
+        for attempt, raw in entries:
+            try:
+                event = json.loads(raw)
+            except ValueError:
+                continue
+            if event.get("type") == "start" and attempt != self.attempt:
+                self.attempt, self.events, self.frames = attempt, [], []
+                self._progress = _Progress()
+                self.generation += 1
+            if attempt != self.attempt:
+                continue  # a stale attempt of the match, still running somewhere
+            self.events.append(event)
+            self._progress.see(event)
+        self._release(released_count(self.events, self.hub.delay, self.released, self._progress))
+
+    def _release(self, count: int) -> None:
+        for n in range(self.released, count):
+            data = json.dumps(self.events[n], separators=(",", ":"))
+            self.frames.append(f"id: {self.attempt}.{n}\ndata: {data}\n\n".encode())
+        self._notify()
+
+    def _finish(self, status: str) -> None:
+        self.over = status
+        self._release(len(self.events))  # the match is over: nothing is held back
+
+    def subscribe(self) -> None:
+        self.viewers += 1
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
+
+    def unsubscribe(self) -> None:
+        self.viewers -= 1
+        if self.viewers == 0:
+            self._idle = self._loop.call_later(IDLE_S, self._close_if_idle)
+
+    def _close_if_idle(self) -> None:
+        self._idle = None
+        if self.viewers == 0:
+            self.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self.hub.forget(self)
+
+    def join(self, timeout: float) -> None:
+        self._thread.join(timeout)
+
+    # ------------------------------------------------------------------ the reader thread
+
+    def _read(self) -> None:
+        r = self.hub.redis
+        key = live_key(self.match_id)
+        last = "0-0"
+        checked = 0.0
+        since_over = time.monotonic()
+        while not self._stop.is_set():
+            try:
+                got = r.xread({key: last}, count=500, block=_BLOCK_MS)
+                if got:
+                    entries = got[0][1]
+                    last = entries[-1][0]
+                    batch = [
+                        (fields.get(b"a", b"").decode(), fields.get(b"e", b"").decode())
+                        for _id, fields in entries
+                    ]
+                    self._loop.call_soon_threadsafe(self._add, batch)
+                    continue
+                if time.monotonic() - checked < _STATUS_EVERY_S:
+                    continue
+                checked = time.monotonic()
+                record = store.get_match(r, self.match_id)
+                if record is None or record.status in _OVER:
+                    if (
+                        record is not None
+                        and record.status is store.MatchStatus.FINISHED
+                        and not store.replay_games(r, self.match_id)
+                        and time.monotonic() - since_over < _REPLAYS_WAIT_S
+                    ):
+                        continue  # recorded, its replays are being stored: the page needs them
+                    status = "gone" if record is None else record.status.value
+                    self._loop.call_soon_threadsafe(self._finish, status)
+                    return
+                since_over = time.monotonic()
+            except Exception as exc:
+                if self._stop.is_set() or isinstance(exc, RuntimeError):
+                    return  # the app is stopping (its loop or its client closed)
+                if not isinstance(exc, redis.RedisError):
+                    raise
+                log.warning("live %s: reading the stream: %s", self.match_id, exc)
+                self._stop.wait(1.0)
+
+
+class LiveHub:
+    """The live feeds of one app (on its event loop)."""
+
+    def __init__(self, r: Any, delay: int = 0, max_viewers: int = 2000) -> None:
+        self.redis = r
+        self.delay = delay
+        self.max_viewers = max_viewers
+        self.feeds: dict[str, LiveFeed] = {}
+
+    @property
+    def viewers(self) -> int:
+        return sum(feed.viewers for feed in self.feeds.values())
+
+    def feed(self, match_id: str) -> LiveFeed:
+        feed = self.feeds.get(match_id)
+        if feed is None:
+            feed = self.feeds[match_id] = LiveFeed(self, match_id)
+        return feed
+
+    def forget(self, feed: LiveFeed) -> None:
+        if self.feeds.get(feed.match_id) is feed:
+            del self.feeds[feed.match_id]
+
+    def close(self) -> None:
+        feeds = list(self.feeds.values())
+        for feed in feeds:
+            feed.close()
+        for feed in feeds:
+            feed.join(2 * _BLOCK_MS / 1000)
+
+
+def _resume_point(last_event_id: str | None) -> tuple[str, int] | None:
+    """(attempt, first event not seen yet) from a ``Last-Event-ID``, if it is one of ours."""
+    if not last_event_id:
+        return None
+    attempt, _, n = last_event_id.rpartition(".")
+    if not attempt or not n.isdigit():
+        return None
+    return attempt, int(n) + 1
+
+
+async def stream(feed: LiveFeed, last_event_id: str | None) -> AsyncIterator[bytes]:
+    """One viewer's server-sent events (from where its ``Last-Event-ID`` says it was)."""
+    feed.subscribe()
+    try:
+        yield b"retry: 3000\n\n"
+        generation = -1
+        sent = 0
+        resume = _resume_point(last_event_id)
+        while True:
+            if feed.generation != generation:
+                # (a new attempt, or the first events of this feed)
+                if sent > 0 or (resume is not None and feed.attempt and resume[0] != feed.attempt):
+                    yield b"event: reset\ndata: {}\n\n"
+                    resume = None
+                generation, sent = feed.generation, 0
+            if resume is not None and feed.attempt == resume[0]:
+                sent = max(sent, min(resume[1], feed.released))
+                if sent >= resume[1]:
+                    resume = None
+            if sent < feed.released:
+                chunk = b"".join(feed.frames[sent : feed.released])
+                sent = feed.released
+                yield chunk
+                continue
+            if feed.over is not None:
+                yield f"event: over\ndata: {json.dumps({'status': feed.over})}\n\n".encode()
+                return
+            if not await feed.changed(HEARTBEAT_S):
+                yield b": keepalive\n\n"
+    finally:
+        feed.unsubscribe()
