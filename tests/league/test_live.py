@@ -80,12 +80,12 @@ def _events(r: redis.Redis, match_id: str) -> list[dict[str, Any]]:
 
 def _public_steps(replay: dict[str, Any]) -> list[dict[str, Any]]:
     """The steps of a replay as a spectator may see them: no notes, no deck card, no timing, no
-    fault, no reason."""
+    fault, no reason, no digest (it covers the hidden cards)."""
     out = []
     for step in replay["steps"]:
         if step.get("note"):
             continue
-        public = {k: v for k, v in step.items() if k not in ("ms", "fault", "reason")}
+        public = {k: v for k, v in step.items() if k not in ("ms", "fault", "reason", "digest")}
         if step["kind"] == "draw" and step["source"] == "deck":
             public["card"] = None
         out.append(public)
@@ -104,7 +104,17 @@ def _check_against_replays(events: list[dict[str, Any]], outcome: Any, games: in
     assert events[0]["type"] == "start" and events[0]["games"] == games
     assert events[-1] == {"type": "end", "status": "finished", "games_finished": games}
     keys = _keys(events)
-    for secret in ("seed", "match_seed", "hands", "deck", "fault", "ms", "reason", "clock"):
+    for secret in (
+        "seed",
+        "match_seed",
+        "hands",
+        "deck",
+        "fault",
+        "ms",
+        "reason",
+        "clock",
+        "digest",
+    ):
         assert secret not in keys, secret
     for game in range(games):
         replay = json.loads(outcome.replays[game])
