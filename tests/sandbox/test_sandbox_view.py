@@ -109,7 +109,10 @@ def _check_against_the_doc(view: dict[str, Any]) -> None:
     assert sorted(view["dev"]) == sorted(doc["/dev"] or [])
     assert sorted(view["run"]) == doc["/run"] and sorted(view["run_arena"]) == ["referee.sock"]
     assert sorted(view["bot"]) == ["fs_probe.py"]
-    assert view["tmp"] == {} and view["root"]["tmp"] == "dir 0o1777"
+    # A private, empty /tmp, but for the way to runtime paths that live under the host's /tmp (a
+    # checkout or virtual environment there stays visible, read-only).
+    under_tmp = {p.relative_to("/tmp").parts[0] for p in runtime if Path("/tmp") in p.parents}
+    assert set(view["tmp"]) == under_tmp and view["root"]["tmp"] == "dir 0o1777", view["tmp"]
     # The folders above the runtime paths hold nothing but the way to them.
     for path in runtime:
         for parent in path.parents[:-1]:
