@@ -14,6 +14,7 @@ request and its answer: the match encodes requests straight to bytes, and
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -349,6 +350,21 @@ def check_version(request: object, name: str) -> None:
         raise InvalidArgument(
             f"{name}.protocol_version is {version} (this referee speaks {PROTOCOL_VERSION})"
         )
+
+
+_NEW_MATCH_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def check_new_match_id(match_id: str) -> str | None:
+    """The id a client asks CreateMatch to give its match, or None for the referee to choose."""
+    if not match_id:
+        return None
+    if not _NEW_MATCH_ID.fullmatch(match_id):
+        raise InvalidArgument(
+            "CreateMatchRequest.match_id is 1 to 64 characters of A-Z a-z 0-9 . _ -, starting "
+            "with a letter or digit"
+        )
+    return match_id
 
 
 def check_match_id(match_id: str, name: str) -> str:

@@ -11,6 +11,7 @@
           ├── PermissionDenied  PERMISSION_DENIED: an admin call without the admin token
           ├── NotFound          NOT_FOUND: unknown match, or a game not started
           ├── AlreadyConnected  ALREADY_EXISTS: a second live stream for a seat
+          ├── MatchExists       ALREADY_EXISTS: CreateMatch with a match id in use
           ├── MatchOver         FAILED_PRECONDITION: the match is over
           ├── Unavailable       UNAVAILABLE: the referee is draining or full
           └── Exhausted         RESOURCE_EXHAUSTED: a spectator too slow to follow its stream
@@ -26,6 +27,7 @@ __all__ = [
     "BindError",
     "Exhausted",
     "InvalidArgument",
+    "MatchExists",
     "MatchOver",
     "NotFound",
     "PermissionDenied",
@@ -72,6 +74,10 @@ class NotFound(RequestError):
 
 
 class AlreadyConnected(RequestError):
+    status = "ALREADY_EXISTS"
+
+
+class MatchExists(RequestError):
     status = "ALREADY_EXISTS"
 
 

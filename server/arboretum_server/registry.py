@@ -13,7 +13,14 @@ import secrets
 from collections import OrderedDict
 
 from .config import Settings
-from .errors import InvalidArgument, MatchOver, NotFound, Unauthenticated, Unavailable
+from .errors import (
+    InvalidArgument,
+    MatchExists,
+    MatchOver,
+    NotFound,
+    Unauthenticated,
+    Unavailable,
+)
 from .match import Match, MatchConfig
 from .messages import MatchStatus, is_over
 from .replays import ReplayStore
@@ -41,13 +48,17 @@ class Registry:
 
     # ------------------------------------------------------------------ matches
 
-    def create(self, config: MatchConfig) -> tuple[Match, list[str]]:
+    def create(self, config: MatchConfig, match_id: str | None = None) -> tuple[Match, list[str]]:
+        """A new match, started; ``match_id`` is the id asked for (else the referee picks one)."""
         if self.draining:
             raise Unavailable("the referee is shutting down and accepts no new match")
         live = sum(1 for m in self._matches.values() if not is_over(m.status))
         if live >= self.settings.max_matches:
             raise Unavailable(f"the referee is full ({live} live matches); retry later")
-        match_id = "m-" + secrets.token_hex(8)
+        if match_id is None:
+            match_id = "m-" + secrets.token_hex(8)
+        elif match_id in self._matches:
+            raise MatchExists(f"the referee already has a match {match_id!r}")
         tokens = [new_token() for _ in range(config.players)]
         match = Match(
             match_id,

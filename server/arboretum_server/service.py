@@ -90,12 +90,42 @@ async def _abort(context: grpc.aio.ServicerContext, error: RequestError) -> None
     await context.abort(grpc.StatusCode[error.status], str(error))
 
 
+class _Undecodable:
+    """A request whose bytes did not decode: the call answers INVALID_ARGUMENT naming it (after
+    the admin check, which needs no request), never gRPC's UNKNOWN for a decoding exception."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+
+def _lenient(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+    """``deserializer`` that returns an :class:`_Undecodable` instead of raising."""
+    if deserializer is None:
+        return None
+    owner = getattr(deserializer, "__self__", None)
+    name = getattr(owner, "__name__", "request")
+
+    def decode(data: bytes) -> Any:
+        try:
+            return deserializer(data)
+        except Exception as exc:  # DecodeError, or anything a malformed message raises
+            reason = str(exc) or type(exc).__name__
+            return _Undecodable(f"the request is not a valid {name}: {reason}")
+
+    return decode
+
+
 def _wrap(method: str, behavior: Callable[..., Any], streaming_response: bool) -> Any:
     if inspect.isasyncgenfunction(behavior):
 
         async def wrapped_gen(
             request: Any, context: grpc.aio.ServicerContext
         ) -> AsyncIterator[Any]:
+            if type(request) is _Undecodable:
+                log.info("%s: INVALID_ARGUMENT %s", method, request.message)
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.message)
             try:
                 async for item in behavior(request, context):
                     yield item
@@ -106,6 +136,9 @@ def _wrap(method: str, behavior: Callable[..., Any], streaming_response: bool) -
         return wrapped_gen
 
     async def wrapped(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        if type(request) is _Undecodable:
+            log.info("%s: INVALID_ARGUMENT %s", method, request.message)
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.message)
         try:
             if streaming_response:
                 return await behavior(request, context)
@@ -147,6 +180,8 @@ class RefereeInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         method: str = details.method
         if handler is None or not method.startswith(("/" + BOT_SERVICE, "/" + MATCH_SERVICE)):
             return handler
+        if method.startswith("/" + MATCH_SERVICE):
+            handler = handler._replace(request_deserializer=_lenient(handler.request_deserializer))
         if method in ADMIN_METHODS and not self.auth.is_admin(details.invocation_metadata):
             log.info("%s: PERMISSION_DENIED (no valid admin token)", method)
             return _denied(
@@ -181,7 +216,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):  # type: ignore[misc]
         if not request.HasField("config"):
             raise InvalidArgument("CreateMatchRequest.config is missing")
         config = edge.match_config_from_pb(request.config, self.registry.settings)
-        match, tokens = self.registry.create(config)
+        match, tokens = self.registry.create(config, edge.check_new_match_id(request.match_id))
         return match_pb2.CreateMatchResponse(
             protocol_version=edge.PROTOCOL_VERSION,
             match_id=match.match_id,
@@ -358,9 +393,16 @@ class BotServicer:
             return
         if stream.closed:
             return  # the match ended and the bot half-closed, as it should
-        reason = "the stream ended (the bot cancelled or half-closed it, or the connection broke)"
-        match.disconnect(seat, stream, reason)
+        # The bot half-closed while its match goes on: end the call now (its status tells the bot
+        # why), then leave the seat disconnected. In this order: disconnecting marks the stream
+        # closed, after which nothing more is put in its outbox, the end included.
         stream.end("CANCELLED", "the bot half-closed its stream; that counts as a disconnect")
+        match.disconnect(
+            seat,
+            stream,
+            "the stream ended before the match did (the bot half-closed or cancelled it, or the "
+            "connection broke)",
+        )
 
 
 def _serialized(item: BotMessage | bytes) -> bytes:

@@ -82,6 +82,8 @@ def test_small_league_runs_to_completion_with_two_workers(arena: Arena, tmp_path
     ]  # fmt: skip
     logs = arena.run("match", "logs", printer_matches[0], "--bot", "printer").stdout
     assert "printer says hello" in logs
+    # The bot's log names the league's match id (the private referee takes it as its own).
+    assert f"[match {printer_matches[0]} seat " in logs
     assert "printer's first decision" in logs
     # About 300 KiB printed: the first 64 KiB are kept, and the log says that the rest was cut.
     kept, marker = logs.rstrip("\n").rsplit("\n", 1)
@@ -96,7 +98,7 @@ def test_small_league_runs_to_completion_with_two_workers(arena: Arena, tmp_path
     target = tmp_path / "replay.json"
     arena.run("match", "replay", match_id, "--game", "0", "-o", str(target))
     doc = json.loads(target.read_text())
-    assert doc["players"] == 2
+    assert doc["players"] == 2 and doc["match_id"] == match_id
     verify_replay(load_replay(target))
 
     fit = arena.run("ratings", "--league", "small").stdout

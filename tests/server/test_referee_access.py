@@ -313,3 +313,75 @@ def test_unix_socket(tmp_path: Path) -> None:
             await ref.stop()
 
     asyncio.run(main())
+
+
+def test_undecodable_requests_are_invalid_arguments_after_the_admin_check(tmp_path: Path) -> None:
+    """Bytes that are no protobuf message: INVALID_ARGUMENT naming the request type, never gRPC's
+    UNKNOWN; and an admin method without the admin token is PERMISSION_DENIED whatever its bytes."""
+    garbage = b"\xff\xff\xff\xff"
+
+    async def main() -> None:
+        ref = await referee(tmp_path)
+        try:
+            async with grpc.aio.insecure_channel(ref.address) as channel:
+                for name, admin_only in (
+                    ("CreateMatch", True),
+                    ("CancelMatch", True),
+                    ("GetMatch", False),
+                    ("ListMatches", False),
+                    ("GetReplay", False),
+                ):
+                    call = channel.unary_unary(f"/arboretum.v1.MatchService/{name}")
+                    if admin_only:
+                        denied = await expect_code(
+                            grpc.StatusCode.PERMISSION_DENIED, call(garbage, timeout=10)
+                        )
+                        assert "admin token" in denied
+                    details = await expect_code(
+                        grpc.StatusCode.INVALID_ARGUMENT,
+                        call(garbage, metadata=admin_md(), timeout=10),
+                    )
+                    assert f"not a valid {name}Request" in details, details
+                watch = channel.unary_stream("/arboretum.v1.MatchService/WatchMatch")
+                details = await expect_code(
+                    grpc.StatusCode.INVALID_ARGUMENT, watch(garbage, timeout=10).read()
+                )
+                assert "not a valid WatchMatchRequest" in details
+                # The referee is unharmed.
+                stub = match_pb2_grpc.MatchServiceStub(channel)
+                created = await create_match(stub, 2)
+                assert (await get_match(stub, created.match_id)).match_id == created.match_id
+        finally:
+            await ref.stop()
+
+    asyncio.run(main())
+
+
+def test_create_match_takes_the_id_asked_for(tmp_path: Path) -> None:
+    async def main() -> None:
+        ref = await referee(tmp_path)
+        try:
+            async with grpc.aio.insecure_channel(ref.address) as channel:
+                stub = match_pb2_grpc.MatchServiceStub(channel)
+                config = match_pb2.MatchConfig(player_count=2, game_count=1)
+
+                def create(match_id: str) -> Any:
+                    request = match_pb2.CreateMatchRequest(
+                        protocol_version=1, config=config, match_id=match_id
+                    )
+                    return stub.CreateMatch(request, metadata=admin_md(), timeout=10)
+
+                created = await create("league-7f3a.x_1")
+                assert created.match_id == "league-7f3a.x_1"
+                assert (await get_match(stub, "league-7f3a.x_1")).match_id == "league-7f3a.x_1"
+                taken = await expect_code(grpc.StatusCode.ALREADY_EXISTS, create("league-7f3a.x_1"))
+                assert "league-7f3a.x_1" in taken
+                for bad in ("a b", "-x", "x" * 65, "é"):
+                    details = await expect_code(grpc.StatusCode.INVALID_ARGUMENT, create(bad))
+                    assert "CreateMatchRequest.match_id" in details
+                assert (await create("")).match_id.startswith("m-")  # the referee's choice
+                assert len((await create("y" * 64)).match_id) == 64
+        finally:
+            await ref.stop()
+
+    asyncio.run(main())

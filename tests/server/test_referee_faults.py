@@ -4,6 +4,7 @@ told, a control match running alongside is unaffected, and every replay verifies
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -18,6 +19,7 @@ from referee_clients import (
     faults_in,
     get_match,
     notes_in,
+    play_call,
     random_decision,
     referee,
     run_match,
@@ -397,3 +399,39 @@ def test_series_on_one_connection(tmp_path: Path) -> None:
         assert random  # keep the import used
 
     run_scenario(tmp_path, {}, check, players=4, games=3, per_decision_ms=1000, bank_ms=2000)
+
+
+def test_a_stream_the_bot_half_closes_mid_match_ends_with_a_status(tmp_path: Path) -> None:
+    """docs/referee.md: a bot that half-closes its stream before the match ends is disconnected,
+    and its call ends at once with CANCELLED and the reason; the match plays on without it."""
+
+    async def main() -> None:
+        ref = await referee(tmp_path)
+        try:
+            async with grpc.aio.insecure_channel(ref.address) as channel:
+                stub = match_pb2_grpc.MatchServiceStub(channel)
+                created = await create_match(stub, 2, per_decision_ms=100, bank_ms=100)
+                tokens = [t.token for t in created.seat_tokens]
+                other = RawBot(ref.address, tokens[1], seed=1)
+                playing = asyncio.create_task(other.run())
+                call = play_call(channel, tokens[0])
+                first = await asyncio.wait_for(call.read(), 10)
+                assert first.WhichOneof("kind") == "match_start"
+                await call.done_writing()
+                # Whatever the referee sends meanwhile, the call ends, and soon.
+                async with asyncio.timeout(10):
+                    with contextlib.suppress(grpc.aio.AioRpcError):
+                        while await call.read() is not grpc.aio.EOF:
+                            pass
+                assert await call.code() == grpc.StatusCode.CANCELLED
+                assert "half-closed" in (await call.details() or "")
+                await asyncio.wait_for(playing, 60)
+                info = await get_match(stub, created.match_id)
+                assert info.status == common_pb2.MATCH_STATUS_FINISHED
+                doc = (await verified_replays(stub, created.match_id, 1))[0]
+                assert notes_in(doc, 0, "disconnect")
+                assert faults_in(doc, 0)  # seat 0's decisions timed out
+        finally:
+            await ref.stop()
+
+    asyncio.run(main())

@@ -168,7 +168,9 @@ async def play_match(
                 game_seeds=plan.game_seeds,
             )
             created = await stub.CreateMatch(
-                match_pb2.CreateMatchRequest(protocol_version=PROTOCOL_VERSION, config=config),
+                match_pb2.CreateMatchRequest(
+                    protocol_version=PROTOCOL_VERSION, config=config, match_id=plan.match_id
+                ),
                 metadata=metadata,
                 timeout=30,
             )
@@ -176,7 +178,7 @@ async def play_match(
             ref_id = created.match_id
             if live is not None:
                 live.start(referee, ref_id)
-            log.info("match %s: created on the private referee as %s", plan.match_id, ref_id)
+            log.info("match %s: created on the private referee", ref_id)
             # All seats' sandboxes start at once (each start is a blocking spawn, in a thread).
             started_bots = await asyncio.gather(
                 *(

@@ -73,12 +73,14 @@ class MatchInfo(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., config: _Optional[_Union[MatchConfig, _Mapping]] = ..., status: _Optional[_Union[_common_pb2.MatchStatus, str]] = ..., current_game_index: _Optional[int] = ..., results: _Optional[_Iterable[_Union[_game_pb2.GameResult, _Mapping]]] = ..., summary: _Optional[_Union[_game_pb2.MatchSummary, _Mapping]] = ..., seats: _Optional[_Iterable[_Union[SeatConnection, _Mapping]]] = ..., created_unix_ms: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class CreateMatchRequest(_message.Message):
-    __slots__ = ("protocol_version", "config")
+    __slots__ = ("protocol_version", "config", "match_id")
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     CONFIG_FIELD_NUMBER: _ClassVar[int]
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     protocol_version: int
     config: MatchConfig
-    def __init__(self, protocol_version: _Optional[int] = ..., config: _Optional[_Union[MatchConfig, _Mapping]] = ...) -> None: ...
+    match_id: str
+    def __init__(self, protocol_version: _Optional[int] = ..., config: _Optional[_Union[MatchConfig, _Mapping]] = ..., match_id: _Optional[str] = ...) -> None: ...
 
 class CreateMatchResponse(_message.Message):
     __slots__ = ("protocol_version", "match_id", "seat_tokens")
