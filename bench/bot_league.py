@@ -8,7 +8,8 @@ seconds per decision), so they get ``--deals`` deals; random against greedy gets
 
 The results are recorded as the league records them (``MatchResult``: one match per pairing and
 seat order, the engine's ranks) and fitted by the league's batch fit, ``arboretum_worker.fit``
-(Bradley-Terry, 95% intervals, mean anchored at 1500). The script prints:
+(Plackett-Luce, Bradley-Terry for 2 players; 95% intervals, mean anchored at 1500). The script
+prints:
 
 - per pairing: the first bot's score (wins, a shared game counting 1/2), its 95% Wilson interval
   and the mean score margin;
@@ -285,7 +286,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ratings = fit(games)
     order = [r.version for r in ratings]
     print()
-    print("ratings (Bradley-Terry, arboretum_worker.fit; 95% intervals; mean 1500)")
+    print("ratings (arboretum_worker.fit; 95% intervals; mean 1500)")
     for i, r in enumerate(ratings, 1):
         print(
             f"{i:>2}. {r.version:<8} {r.elo:7.1f}  [{r.lower:7.1f}, {r.upper:7.1f}]  "

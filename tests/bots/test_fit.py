@@ -1,6 +1,6 @@
 """Greedy beats random at the league level: in-process games, fitted by the league's own
-Bradley-Terry batch fit (``arboretum_worker.fit``), give a rating difference whose 95% interval
-excludes 0.
+batch fit (``arboretum_worker.fit``; Bradley-Terry for 2 players), give a rating difference whose
+95% interval excludes 0.
 
 The games are recorded as the league records them (``MatchResult``: one match per seat rotation,
 the engine's ranks). With two bots the fit anchors their mean at 1500, so the difference is twice

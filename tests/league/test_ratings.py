@@ -1,4 +1,5 @@
-"""Live Elo (arboretum_worker.ratings): atomic, idempotent, sequenced, reproducible."""
+"""Live ratings (arboretum_worker.ratings: Elo and the Plackett-Luce live rating): atomic,
+idempotent, sequenced, reproducible."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from collections import Counter
 import pytest
 import redis
 
-from arboretum_worker import ratings
+from arboretum_worker import live_rating, ratings
+from arboretum_worker.live_rating import Skill
 from arboretum_worker.ratings import EloSettings, record_result
 from arboretum_worker.store import GameOutcome, Keys, MatchResult, get_result
 
@@ -124,6 +126,54 @@ def test_recompute_from_stored_results_equals_live(r: redis.Redis) -> None:
     assert max(abs(live[v] - again[v]) for v in live) <= 1e-9
     # Elo is zero-sum within a pool: the mean stays at the initial rating.
     assert sum(live.values()) / len(live) == pytest.approx(1400.0, abs=1e-6)
+    skills = ratings.live_ratings(r, LEAGUE)
+    assert live_rating.recompute(stored) == skills  # exactly: the same floats
+    for vid in skills:
+        assert ratings.stats(r, LEAGUE, vid).live == skills[vid]
+        assert ratings.history(r, LEAGUE, vid)[-1].live == skills[vid]
+
+
+def test_live_rating_of_one_game(r: redis.Redis) -> None:
+    record_result(r, _result("m1", ("a", "b", "c"), (1, 2, 3), (3, 1, 1)))
+    first = live_rating.rate_game([Skill()] * 3, (1, 2, 3))
+    second = live_rating.rate_game(first, (3, 1, 1))
+    assert first[0].mu > first[1].mu > 1500 > first[2].mu  # the whole ranking counts
+    assert all(s.sigma < live_rating.INITIAL_SIGMA for s in first)
+    tied = live_rating.rate_game([Skill()] * 3, (3, 1, 1))
+    assert tied[1] == tied[2] and tied[1].mu > 1500 > tied[0].mu  # a tie shares its place
+    live = ratings.live_ratings(r, LEAGUE)
+    assert [live[v] for v in "abc"] == second
+    hist = ratings.history(r, LEAGUE, "b")
+    assert [h.live for h in hist] == [first[1], second[1]]
+    board = ratings.standings(r, LEAGUE)
+    assert [row.version for row in board] == sorted("abc", key=lambda v: -live[v].mu)
+    assert board[0].live.lower < board[0].live.mu < board[0].live.upper
+    assert board[0].elo == ratings.rating(r, LEAGUE, board[0].version)
+    assert board[0].stats.games == 2
+
+
+def test_a_seat_rated_meanwhile_makes_the_result_read_again(
+    r: redis.Redis, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between reading a seat's live rating and recording, another result rates that seat: the
+    script refuses the stale update, and the result is rated again from the new rating."""
+    other = redis.Redis.from_url(redis_url)
+    calls: list[int] = []
+    plain = ratings.rate_match
+
+    def racing(before: list[Skill], games: list[tuple[int, ...]]) -> list[list[Skill]]:
+        calls.append(1)
+        if len(calls) == 1:  # another worker records a result of "a" right now
+            record_result(other, _result("m-other", ("a", "c"), (1, 2)))
+        return plain(before, games)
+
+    monkeypatch.setattr(ratings, "rate_match", racing)
+    assert record_result(r, _result("m1", ("a", "b"), (2, 1))) == ratings.Applied(True, 2)
+    other.close()
+    assert len(calls) == 3  # the first try, the other result's own, the retry
+    stored = ratings.results_in_order(r, LEAGUE)
+    assert [res.match_id for res in stored] == ["m-other", "m1"]
+    assert live_rating.recompute(stored) == ratings.live_ratings(r, LEAGUE)
 
 
 def _apply_all(url: str, results: list[MatchResult]) -> list[tuple[str, bool, int]]:
@@ -152,6 +202,8 @@ def _check_exactly_once(
     live = ratings.ratings(r, LEAGUE)
     again = ratings.recompute(stored)
     assert max(abs(live[v] - again[v]) for v in live) <= 1e-9
+    # The live rating: recomputed from the stored results in sequence order, exactly.
+    assert live_rating.recompute(stored) == ratings.live_ratings(r, LEAGUE)
     games = Counter()
     for res in results:
         for v in res.seats:

@@ -19,7 +19,15 @@ from typing import Any
 from arboretum_sdk import argtypes, clitools
 from arboretum_sdk.clitools import UserError, fail, plural
 
-from .report import follow, leaderboard_rows, print_progress, table, version_label
+from .report import (
+    LEADERBOARD_HEADERS,
+    LEADERBOARD_RIGHT,
+    follow,
+    leaderboard_rows,
+    print_progress,
+    table,
+    version_label,
+)
 from .settings import add_deals_per_series
 
 __all__ = ["register"]
@@ -114,7 +122,12 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p.set_defaults(handler=cmd_league_list)
 
     p = subparsers.add_parser(
-        "leaderboard", parents=[common], help="print the standings (live Elo)"
+        "leaderboard",
+        parents=[common],
+        help="print the standings (live rating with its 95% interval, and Elo)",
+        description="The league's standings, best live rating first: a Bayesian Plackett-Luce "
+        "rating on the Elo scale with its 95% interval (it settles as games come in), then the "
+        "live Elo (K = 32), games, wins, win share and mean rank (docs/league.md).",
     )
     p.add_argument("--league", metavar="NAME", help="the league (default: the newest)")
     p.add_argument(
@@ -126,8 +139,8 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         "ratings",
         parents=[common],
         help="fit ratings from all results",
-        description="Fit Bradley-Terry ratings to every recorded result of the league (95% "
-        "intervals) and print the head-to-head table.",
+        description="Fit Plackett-Luce ratings (Bradley-Terry for 2 players) to every recorded "
+        "result of the league (95% intervals) and print the head-to-head table.",
     )
     p.add_argument("--league", metavar="NAME", help="the league (default: the newest)")
     p.set_defaults(handler=cmd_ratings)
@@ -359,13 +372,13 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         return fail("no leagues yet (arena league create)")
     rows = leaderboard_rows(r, name, all_versions=args.all_versions)
     print(
-        f"leaderboard of league {name} (live Elo{'' if args.all_versions else ', latest versions'})"
+        f"leaderboard of league {name} (live rating with its 95% interval, and Elo"
+        f"{'' if args.all_versions else '; latest versions'})"
     )
     if not rows:
         print("no results yet")
         return 0
-    headers = ["#", "bot", "version", "elo", "games", "wins", "win share", "mean rank"]
-    print(table(headers, rows, {0, 3, 4, 5, 6, 7}))
+    print(table(LEADERBOARD_HEADERS, rows, LEADERBOARD_RIGHT))
     return 0
 
 

@@ -198,7 +198,7 @@ def main(args: argparse.Namespace) -> int:
 
     from . import registry, store
     from .league import builtin_bot_files, create_league, run_league, sandbox_check
-    from .report import follow, leaderboard_rows, table
+    from .report import LEADERBOARD_HEADERS, LEADERBOARD_RIGHT, follow, leaderboard_rows, table
     from .settings import RedisUnavailable, WorkerSettings
 
     names = list(BUILTIN_BOTS)[: max(3, args.players)]
@@ -260,8 +260,7 @@ def main(args: argparse.Namespace) -> int:
                 f"{elapsed:.1f} s with {plural(args.workers, 'worker')}\n"
             )
             rows = leaderboard_rows(r, league_name, all_versions=True)
-            headers = ["#", "bot", "version", "elo", "games", "wins", "win share", "mean rank"]
-            print(table(headers, rows, {0, 3, 4, 5, 6, 7}))
+            print(table(LEADERBOARD_HEADERS, rows, LEADERBOARD_RIGHT))
             _print_fit(r, league_name)
             _export_replays(r, league_name, args.replays)
             if status != 0:

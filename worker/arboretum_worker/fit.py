@@ -1,55 +1,93 @@
-"""``arena ratings``: ratings fitted from all results at once (Bradley-Terry, as BayesElo/Ordo).
+"""``arena ratings``: ratings fitted from all results at once (Plackett-Luce; Bradley-Terry for 2).
 
-Unlike live Elo, the fit does not depend on the order of the games. It is a pure function of the
-results (:func:`fit_ratings`, :func:`head_to_head`).
+Unlike a live rating, the fit does not depend on the order of the games. It is a pure function of
+the results (:func:`fit_ratings`, :func:`head_to_head`).
 
-**Pairwise decomposition.** A game of P seats becomes the C(P, 2) pairwise outcomes of its
-ranks: the better rank wins, equal ranks draw. Each pairwise outcome has weight 1 / (P - 1), so a
-seat's game counts as one game whatever P is (as in live Elo). Draws count as half a win and
-half a loss (no separate draw parameter).
+**Model** (Plackett-Luce). A game of P seats is one ranking. Its first place is chosen among all
+seats with probability proportional to ``exp(t_i)``, the second among the others, and so on::
 
-**Model.** ``P(i beats j) = 1 / (1 + exp(-(t_i - t_j)))``; with ``n_ij`` the weighted games of i
-and j and ``s_ij`` i's weighted score against j, the log-likelihood is
-``sum over pairs of s_ij log p_ij + (n_ij - s_ij) log(1 - p_ij)``.
+    P(o_1 > o_2 > ... > o_P) = prod over k < P of exp(t_(o_k)) / sum over m >= k of exp(t_(o_m))
 
-**Prior.** As BayesElo, ``prior`` virtual draws (default 2) of every version against a virtual
-opponent fixed at t = 0; it keeps an undefeated (or winless) version finite and makes the
-maximum unique.
+The whole ranking counts once: a 3- or 4-player game is not split into pairwise outcomes. For 2
+seats this is Bradley-Terry, ``P(i beats j) = 1 / (1 + exp(-(t_i - t_j)))``.
 
-**Fit.** Newton's method on the log-posterior (concave), with step halving; a few iterations.
+**Ties.** Seats of equal rank are a tied group. The game's log-likelihood is the average of the
+log-likelihoods of the rankings that break its ties in every possible way (m! orders for a group of
+m); equivalently the game is split into those strict rankings, each with weight 1 / prod(m!). For 2
+players a draw is half a win and half a loss, as in Bradley-Terry fits before; a tie of several
+seats is half-way between their orders in the same sense. A tied game carries as much weight as any
+other game (one unit).
 
-**Scale.** ``Elo_i = 1500 + 400 / ln 10 * (t_i - mean t)``: the mean is anchored at 1500.
+**Prior.** As BayesElo: ``prior`` virtual games (default 2, half won, half lost) of every version
+against a virtual opponent fixed at t = 0. It keeps a version that always wins (or always loses)
+finite and makes the maximum unique.
+
+**Fit.** The log-posterior is concave; its maximum is found by ``scipy.optimize.minimize`` with the
+``trust-exact`` method, from the exact gradient and Hessian, which :class:`Rankings` computes with
+numpy over all games at once (a game's stages are vectorised by player count). Identical rankings
+are aggregated first (one row per distinct ordering with its total weight), and a fit can start
+from an earlier one (``start``), so a fit re-run after a few new games takes one or two Newton
+steps: :meth:`Rankings.add` and :func:`fit` are meant for incremental use (a ladder, a sequential
+test).
+
+**Scale.** ``Elo_i = anchor + 400 / ln 10 * (t_i - mean t)``: the mean is anchored at 1500.
 
 **Intervals.** 95%: ``Elo_i +- 1.96 * 400 / ln 10 * sd_i``, where ``sd_i^2`` is the variance of
-``t_i - mean t`` under the inverse of the observed Fisher information (the negative Hessian of
-the log-posterior at the maximum). Pairwise outcomes of one multi-player game are not
-independent, so for P > 2 the intervals are approximate.
+``t_i - mean t`` under the inverse of the observed information (the negative Hessian of the
+log-posterior at the maximum). The games of a league are independent rankings, so this is the
+usual large-sample interval for every player count (checked in ``bench/rating_calibration.py`` and
+``tests/league/test_fit.py``).
+
+**Why scipy and numpy, not a rating library.** ``choix`` fits Plackett-Luce rankings but takes no
+weights (so no tie rule), no virtual-draw prior and gives no standard errors; its ranking
+likelihood loops over the games in Python. ``openskill`` is an online update (the live rating uses
+it, :mod:`arboretum_worker.live_rating`), not a maximum-likelihood fit. The model itself is a few
+lines of array code; the optimiser and the linear algebra are scipy's and numpy's.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import minimize
+from scipy.special import log_expit
 
 from arboretum_worker.store import MatchResult
 
 __all__ = [
     "ELO_PER_NATURAL",
+    "Z95",
+    "Fit",
+    "FitError",
     "FitRating",
     "HeadToHead",
+    "Rankings",
+    "fit",
     "fit_from_games",
     "fit_ratings",
     "games_of",
     "head_to_head",
+    "orderings",
 ]
 
 ELO_PER_NATURAL = 400.0 / math.log(10.0)
 Z95 = 1.959963984540054
 
 Game = tuple[Sequence[str], Sequence[int]]
-"""One game: the version ids in seat order and their ranks."""
+"""One game: the version ids in seat order and their ranks (1 best; equal ranks tie)."""
+
+
+_Group = tuple[np.ndarray, np.ndarray, list[tuple[np.ndarray, np.ndarray]]]
+"""One player count's orderings, weights and per-stage indexes (see Rankings._stage_indexes)."""
+
+
+class FitError(ValueError):
+    """The fit cannot be made (the message says why)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,148 +131,264 @@ def head_to_head(results: Iterable[MatchResult]) -> dict[tuple[str, str], HeadTo
     return {k: HeadToHead(k[0], k[1], *v) for k, v in sorted(tally.items())}
 
 
-def _sigmoid(x: float) -> float:
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
+def orderings(ranks: Sequence[int]) -> list[tuple[tuple[int, ...], float]]:
+    """The strict orders (seat indexes, best first) that break the ties of ``ranks``, each with
+    its weight: every way of ordering each tied group, weight 1 / prod(m!) (they sum to 1)."""
+    groups: dict[int, list[int]] = defaultdict(list)
+    for seat, rank in enumerate(ranks):
+        groups[rank].append(seat)
+    parts = [groups[rank] for rank in sorted(groups)]
+    options = [list(itertools.permutations(part)) for part in parts]
+    weight = 1.0 / math.prod(len(o) for o in options)
+    return [
+        (tuple(seat for part in choice for seat in part), weight)
+        for choice in itertools.product(*options)
+    ]
 
 
-def _log_sigmoid(x: float) -> float:
-    return -math.log1p(math.exp(-x)) if x >= 0 else x - math.log1p(math.exp(x))
+@dataclass
+class Rankings:
+    """The games of a fit as weighted strict rankings over version indexes, aggregated.
+
+    :meth:`add` takes one game at a time (so a store of results can be followed incrementally);
+    the games wait in a list until the next fit, which turns them into arrays per player count
+    (vectorised: a game without ties is its seats sorted by rank), breaks the ties of the few
+    that have them (:func:`orderings`) and merges identical orderings into one row.
+    """
+
+    index: dict[str, int] = field(default_factory=dict)
+    versions: list[str] = field(default_factory=list)
+    games: list[int] = field(default_factory=list)
+    """Games played, per version index."""
+    _pending: dict[int, list[tuple[tuple[int, ...], tuple[int, ...], float]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
+    _arrays: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    _stages: tuple[np.ndarray, list[_Group]] | None = None
+
+    def _id(self, version: str) -> int:
+        i = self.index.get(version)
+        if i is None:
+            i = self.index[version] = len(self.versions)
+            self.versions.append(version)
+            self.games.append(0)
+        return i
+
+    def add(self, seats: Sequence[str], ranks: Sequence[int], weight: float = 1.0) -> None:
+        """One game: version ids in seat order and their ranks."""
+        p = len(seats)
+        if len(ranks) != p or p < 2:
+            raise FitError(f"a game has 2 or more seats, each with a rank: {seats!r} {ranks!r}")
+        if len(set(seats)) != p:
+            raise FitError(f"a version plays one seat of a game: {seats!r}")
+        ids = tuple(self._id(v) for v in seats)
+        for i in ids:
+            self.games[i] += 1
+        self._pending[p].append((ids, tuple(ranks), weight))
+
+    def extend(self, games: Iterable[Game]) -> Rankings:
+        for seats, ranks in games:
+            self.add(seats, ranks)
+        return self
+
+    def arrays(self) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """Per player count: (distinct orderings, one row each, best first; their weights)."""
+        for p, rows in self._pending.items():
+            if not rows:
+                continue
+            ids = np.array([r[0] for r in rows], dtype=np.intp)
+            ranks = np.array([r[1] for r in rows], dtype=np.intp)
+            weight = np.array([r[2] for r in rows], dtype=float)
+            strict = (np.sort(ranks, axis=1) == np.arange(1, p + 1)).all(axis=1)
+            orders = [np.take_along_axis(ids[strict], np.argsort(ranks[strict], axis=1), axis=1)]
+            weights = [weight[strict]]
+            tied_orders: list[list[int]] = []
+            tied_weights: list[float] = []
+            for row, rank, w in zip(ids[~strict], ranks[~strict], weight[~strict], strict=True):
+                for order, part in orderings(rank.tolist()):
+                    tied_orders.append([int(row[s]) for s in order])
+                    tied_weights.append(float(w) * part)
+            if tied_orders:
+                orders.append(np.array(tied_orders, dtype=np.intp))
+                weights.append(np.array(tied_weights, dtype=float))
+            if p in self._arrays:
+                orders.insert(0, self._arrays[p][0])
+                weights.insert(0, self._arrays[p][1])
+            unique, inverse = _unique_rows(np.concatenate(orders), len(self.versions))
+            summed = np.bincount(inverse, np.concatenate(weights), minlength=len(unique))
+            self._arrays[p] = (unique, summed)
+            self._stages = None
+            rows.clear()
+        return dict(sorted(self._arrays.items()))
+
+    def _stage_indexes(self) -> tuple[np.ndarray, list[_Group]]:
+        """What the log-posterior needs that does not depend on the strengths, kept between
+        calls: the weight of every version's choices (the constant part of the gradient), and
+        per player count the orderings (transposed: one row per place, contiguous), their
+        weights and per stage k (choosing place k among the places k..P-1) the versions at
+        those places, flattened, and the flat indexes of their pairs in the n x n matrix."""
+        arrays = self.arrays()
+        n = len(self.versions)
+        if self._stages is None:
+            chosen = np.zeros(n)
+            groups: list[_Group] = []
+            for p, (orders, w) in arrays.items():
+                places = np.ascontiguousarray(orders.T)  # (p, rows)
+                stages: list[tuple[np.ndarray, np.ndarray]] = []
+                for k in range(p - 1):
+                    chosen += np.bincount(places[k], w, minlength=n)
+                    items = places[k:]
+                    pairs = (items[:, None, :] * n + items[None, :, :]).ravel()
+                    stages.append((items.ravel(), pairs))
+                groups.append((places, w, stages))
+            self._stages = (chosen, groups)
+        return self._stages
+
+    def log_posterior(self, t: np.ndarray, prior: float) -> tuple[float, np.ndarray, np.ndarray]:
+        """The log-posterior at ``t``, its gradient and the negative of its Hessian.
+
+        Stage k of a ranking chooses place k among the places k..P-1 with the softmax of their
+        strengths (prob): it adds ``t[chosen] - log sum exp`` to the log-likelihood, ``1 -
+        prob`` to the chosen version's gradient and ``-prob`` to the others', and ``w
+        (diag(prob) - prob prob^T)`` to the information. Arrays are (places, rows), so the
+        softmax works on whole rows (no BLAS call: it spins when cores are busy).
+        """
+        n = len(self.versions)
+        chosen, groups = self._stage_indexes()
+        value = 0.0
+        spent = np.zeros(n)
+        flat = np.zeros(n * n)
+        for places, w, stages in groups:
+            strength = t[places]
+            for k, (items, pairs) in enumerate(stages):
+                rest = strength[k:]
+                top = rest.max(axis=0)
+                e = np.exp(rest - top)
+                total = e.sum(axis=0)
+                prob = e / total
+                value += float((w * (rest[0] - top - np.log(total))).sum())
+                wp = prob * w
+                spent += np.bincount(items, wp.ravel(), minlength=n)
+                flat -= np.bincount(pairs, (wp[:, None, :] * prob[None, :, :]).ravel(), n * n)
+        grad = chosen - spent
+        info = flat.reshape(n, n)
+        info[np.diag_indices(n)] += spent
+        if prior:
+            half = prior / 2.0
+            s = 1.0 / (1.0 + np.exp(-t))
+            value += float(half * (log_expit(t) + log_expit(-t)).sum())
+            grad += half - prior * s
+            info[np.diag_indices(n)] += prior * s * (1.0 - s)
+        return value, grad, info
 
 
-def _solve(a: list[list[float]], b: list[float]) -> list[float]:
-    """Solve a x = b (a symmetric positive definite) by Gaussian elimination with pivoting."""
-    n = len(b)
-    m = [[*row, b[i]] for i, row in enumerate(a)]
-    for col in range(n):
-        piv = max(range(col, n), key=lambda r: abs(m[r][col]))
-        m[col], m[piv] = m[piv], m[col]
-        p = m[col][col]
-        for r in range(col + 1, n):
-            f = m[r][col] / p
-            if f:
-                row, src = m[r], m[col]
-                for c in range(col, n + 1):
-                    row[c] -= f * src[c]
-    x = [0.0] * n
-    for r in range(n - 1, -1, -1):
-        x[r] = (m[r][n] - sum(m[r][c] * x[c] for c in range(r + 1, n))) / m[r][r]
-    return x
+def _unique_rows(rows: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows (sorted) and each row's index among them. Rows of indexes below ``n``
+    are packed into one int64 key each when they fit (much faster than a row-wise unique)."""
+    p = rows.shape[1]
+    if n**p < 2**62:
+        keys = rows @ (n ** np.arange(p - 1, -1, -1, dtype=np.int64))
+        _keys, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        return rows[first], inverse.ravel()
+    unique, inverse = np.unique(rows, axis=0, return_inverse=True)
+    return unique, inverse.ravel()
 
 
-def _inverse(a: list[list[float]]) -> list[list[float]]:
-    """Inverse by Gauss-Jordan elimination with partial pivoting."""
-    n = len(a)
-    m = [[*row, *(1.0 if i == j else 0.0 for j in range(n))] for i, row in enumerate(a)]
-    for col in range(n):
-        piv = max(range(col, n), key=lambda r: abs(m[r][col]))
-        m[col], m[piv] = m[piv], m[col]
-        p = m[col][col]
-        src = m[col] = [x / p for x in m[col]]
-        for r in range(n):
-            if r != col:
-                f = m[r][col]
-                if f:
-                    row = m[r]
-                    for c in range(col, 2 * n):
-                        row[c] -= f * src[c]
-    return [row[n:] for row in m]
+@dataclass(frozen=True)
+class Fit:
+    """A fit's result: strengths (natural units, mean 0), their covariance, and the data."""
+
+    rankings: Rankings
+    strengths: np.ndarray
+    """``t - mean t`` per version index."""
+    covariance: np.ndarray
+    """Of the centred strengths ``t - mean t``."""
+    maximum: np.ndarray
+    """The maximum ``t`` itself (where a later fit of more games starts)."""
+    iterations: int
+
+    def ratings(self, anchor: float = 1500.0) -> list[FitRating]:
+        """Every version's rating, best first."""
+        out = []
+        sd = np.sqrt(np.clip(np.diag(self.covariance), 0.0, None))
+        for v, i in self.rankings.index.items():
+            elo = anchor + ELO_PER_NATURAL * float(self.strengths[i])
+            se = ELO_PER_NATURAL * float(sd[i])
+            out.append(
+                FitRating(v, elo, elo - Z95 * se, elo + Z95 * se, se, self.rankings.games[i])
+            )
+        out.sort(key=lambda f: (-f.elo, f.version))
+        return out
+
+
+def fit(rankings: Rankings, *, prior: float = 2.0, start: Fit | None = None) -> Fit:
+    """Maximise the log-posterior of ``rankings``; ``start`` (an earlier fit) warms it up."""
+    if prior <= 0:
+        raise FitError("prior must be positive (it keeps the fit finite)")
+    n = len(rankings.versions)
+    if n == 0:
+        raise FitError("no results yet")
+    t0 = np.zeros(n)
+    if start is not None:
+        known = min(n, len(start.maximum))
+        t0[:known] = start.maximum[:known]
+    cache: dict[bytes, tuple[float, np.ndarray, np.ndarray]] = {}
+
+    def at(t: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        key = t.tobytes()
+        if key not in cache:
+            cache.clear()
+            cache[key] = rankings.log_posterior(t, prior)
+        return cache[key]
+
+    def loss(t: np.ndarray) -> float:
+        return -at(t)[0]
+
+    def gradient(t: np.ndarray) -> np.ndarray:
+        return -at(t)[1]
+
+    def hessian(t: np.ndarray) -> np.ndarray:
+        return at(t)[2]
+
+    # A first trust radius of 10 (natural units, about 1,700 Elo) lets the first steps be full
+    # Newton steps; the default (1) takes several steps only to grow it.
+    solution = minimize(
+        loss,
+        t0,
+        jac=gradient,
+        hess=hessian,
+        method="trust-exact",
+        options={"gtol": 1e-6, "initial_trust_radius": 10.0},
+    )
+    if not solution.success and np.abs(solution.jac).max() > 1e-4:
+        raise FitError(f"the fit did not converge: {solution.message}")
+    t = solution.x
+    _, _, info = at(t)
+    cov = np.linalg.inv(info)
+    centre = np.eye(n) - 1.0 / n  # t - mean t = centre @ t
+    return Fit(
+        rankings=rankings,
+        strengths=t - t.mean(),
+        covariance=centre @ cov @ centre,
+        maximum=t,
+        iterations=int(solution.nit),
+    )
 
 
 def fit_ratings(
     results: Iterable[MatchResult], *, prior: float = 2.0, anchor: float = 1500.0
 ) -> list[FitRating]:
-    """Bradley-Terry ratings of every version in ``results``, best first (see the module doc)."""
+    """Plackett-Luce ratings of every version in ``results``, best first (see the module doc)."""
     return fit_from_games(games_of(results), prior=prior, anchor=anchor)
 
 
 def fit_from_games(
     games: Iterable[Game], *, prior: float = 2.0, anchor: float = 1500.0
 ) -> list[FitRating]:
-    """As :func:`fit_ratings`, from (seats, ranks) pairs."""
+    """As :func:`fit_ratings`, from (seats, ranks) pairs; no games give no ratings."""
     if prior <= 0:
-        raise ValueError("prior must be positive (it keeps the fit finite)")
-    index: dict[str, int] = {}
-    played: list[int] = []
-    n_pair: dict[tuple[int, int], float] = defaultdict(float)  # i < j
-    s_pair: dict[tuple[int, int], float] = defaultdict(float)  # i's score against j
-    for seats, ranks in games:
-        ids = []
-        for v in seats:
-            if v not in index:
-                index[v] = len(index)
-                played.append(0)
-            ids.append(index[v])
-            played[index[v]] += 1
-        w = 1.0 / (len(seats) - 1)
-        for x in range(len(ids)):
-            for y in range(x + 1, len(ids)):
-                i, j = ids[x], ids[y]
-                s = 1.0 if ranks[x] < ranks[y] else 0.5 if ranks[x] == ranks[y] else 0.0
-                if i > j:
-                    i, j, s = j, i, 1.0 - s
-                n_pair[i, j] += w
-                s_pair[i, j] += w * s
-    n = len(index)
-    if n == 0:
+        raise FitError("prior must be positive (it keeps the fit finite)")
+    rankings = Rankings().extend(games)
+    if not rankings.versions:
         return []
-    pairs = [(i, j, n_pair[i, j], s_pair[i, j]) for (i, j) in n_pair]
-    half = prior / 2.0
-
-    def log_post(t: Sequence[float]) -> float:
-        total = 0.0
-        for i, j, nij, sij in pairs:
-            d = t[i] - t[j]
-            total += sij * _log_sigmoid(d) + (nij - sij) * _log_sigmoid(-d)
-        for i in range(n):
-            total += half * _log_sigmoid(t[i]) + half * _log_sigmoid(-t[i])
-        return total
-
-    def grad_info(t: Sequence[float]) -> tuple[list[float], list[list[float]]]:
-        g = [0.0] * n
-        info = [[0.0] * n for _ in range(n)]
-        for i, j, nij, sij in pairs:
-            p = _sigmoid(t[i] - t[j])
-            g[i] += sij - nij * p
-            g[j] -= sij - nij * p
-            h = nij * p * (1.0 - p)
-            info[i][i] += h
-            info[j][j] += h
-            info[i][j] -= h
-            info[j][i] -= h
-        for i in range(n):
-            p = _sigmoid(t[i])
-            g[i] += half - prior * p
-            info[i][i] += prior * p * (1.0 - p)
-        return g, info
-
-    t = [0.0] * n
-    current = log_post(t)
-    for _ in range(100):
-        g, info = grad_info(t)
-        step = _solve(info, g)
-        scale = 1.0
-        while True:
-            trial = [a + scale * b for a, b in zip(t, step, strict=True)]
-            value = log_post(trial)
-            if value >= current - 1e-12 or scale < 1e-6:
-                break
-            scale /= 2.0
-        t, current = trial, value
-        if max(abs(scale * s) for s in step) < 1e-10:
-            break
-    _, info = grad_info(t)
-    cov = _inverse(info)
-    mean_t = sum(t) / n
-    row_means = [sum(row) / n for row in cov]
-    grand = sum(row_means) / n
-    out = []
-    for v, i in index.items():
-        var = max(cov[i][i] - 2.0 * row_means[i] + grand, 0.0)
-        elo = anchor + ELO_PER_NATURAL * (t[i] - mean_t)
-        se = ELO_PER_NATURAL * math.sqrt(var)
-        out.append(FitRating(v, elo, elo - Z95 * se, elo + Z95 * se, se, played[i]))
-    out.sort(key=lambda f: (-f.elo, f.version))
-    return out
+    return fit(rankings, prior=prior).ratings(anchor)

@@ -31,8 +31,9 @@ Layout (``{x}`` is an id; names and ids never contain ``:``)::
     arena:elo:{league}:seq              string last sequence number given to a result
     arena:elo:{league}:applied          zset   match id, score = its sequence number
     arena:elo:{league}:stats:{vid}      hash   games, wins, shared_wins, win_share, rank_sum,
-                                               last_played, last_seq, rating
-    arena:elo:{league}:history:{vid}    list   "seq game rating match_id", one per game played
+                                               last_played, last_seq, rating, live
+    arena:elo:{league}:history:{vid}    list   "seq game rating match_id mu sigma", one per game
+    arena:elo:{league}:live             hash   version id -> live rating "mu sigma" (repr text)
     arena:sprts                         zset   sequential test ids, score = created (sprt/league.py)
     arena:sprt:{id}                     hash   the test: versions, settings (JSON), status, ...
     arena:sprt:{id}:batches             hash   batch index -> its pairs (JSON), written once
@@ -167,6 +168,10 @@ class Keys:
     @classmethod
     def elo_applied(cls, league: str) -> str:
         return cls.elo(league) + ":applied"
+
+    @classmethod
+    def elo_live(cls, league: str) -> str:
+        return cls.elo(league) + ":live"
 
     @classmethod
     def elo_stats(cls, league: str, version_id: str) -> str:

@@ -1,4 +1,4 @@
-"""``arena ratings`` as text: the batch fit of :mod:`arboretum_worker.fit` (Bradley-Terry with 95%
+"""``arena ratings`` as text: the batch fit of :mod:`arboretum_worker.fit` (Plackett-Luce with 95%
 intervals) of a league's stored results, and its head-to-head table."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def format_fit(league: str, results: Sequence[MatchResult], *, label: Callable[[
     names = {vid: label(vid) for vid in order}
     width = max(len("bot"), *(len(n) for n in names.values()))
     lines = [
-        f"ratings of league {league}: Bradley-Terry fit of {plural(len(results), 'result')}",
+        f"ratings of league {league}: Plackett-Luce fit of {plural(len(results), 'result')}",
         f"{'#':>2}  {'bot':<{width}}  {'rating':>7}  {'95% interval':>18}  {'games':>5}",
     ]
     for rank, row in enumerate(fitted, 1):

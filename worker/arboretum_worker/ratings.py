@@ -1,11 +1,22 @@
-"""Live Elo of a league, updated atomically and idempotently in Redis.
+"""Live ratings of a league (the Plackett-Luce rating with its interval, and Elo), updated
+atomically and idempotently in Redis.
 
 One Lua script (:func:`record_result`) does, in a single atomic step: store the match result
-(first writer wins: ``SET NX``; a second call for the same match id changes nothing and
-returns the first call's sequence number), give it the league's next sequence number
-(``INCR``), mark the match FINISHED (moving it to the finished sets of the match indexes,
-``store.INDEX_LUA``), and apply Elo to every game of the match in game order, appending each
-seat's new rating to its history and updating its stats.
+(first writer wins: it is stored only if the match has none; a second call for the same match
+id changes nothing and returns the first call's sequence number), give it the league's next
+sequence number (``INCR``), mark the match FINISHED (moving it to the finished sets of the match
+indexes, ``store.INDEX_LUA``), apply Elo to every game of the match in game order, store every
+seat's new live rating (below), append each seat's new ratings to its history and update its
+stats.
+
+**The live rating** (:mod:`arboretum_worker.live_rating`: Weng-Lin Plackett-Luce, ``mu +- 1.96
+sigma`` on the Elo scale) is what the leaderboard leads with. Its update is computed in Python
+by the ``openskill`` library from the seats' stored ratings, and the script applies it only if
+none of the seats was rated since they were read (a compare-and-set on each seat's ``last_seq``:
+every recorded result changes it); otherwise it changes nothing and :func:`record_result` reads
+again and retries. So each result is rated from exactly the ratings its seats had when it got
+its sequence number, and :func:`live_rating.recompute` of the stored results in sequence order
+gives the stored live ratings exactly (they are stored as ``repr`` text).
 
 Elo for a game of P seats (pairwise from the ranks; equal ranks are draws)::
 
@@ -34,6 +45,7 @@ from typing import Any
 import redis
 
 from arboretum_worker import store
+from arboretum_worker.live_rating import Skill, rate_match
 from arboretum_worker.store import (
     INDEX_LUA,
     EloSettings,
@@ -47,18 +59,25 @@ __all__ = [
     "Applied",
     "EloSettings",
     "HistoryEntry",
+    "Standing",
     "VersionStats",
     "expected_score",
     "game_deltas",
     "history",
     "leaderboard",
+    "live_ratings",
     "rating",
     "ratings",
     "recompute",
     "record_result",
     "results_in_order",
+    "standings",
     "stats",
 ]
+
+LIVE_CHANGED = 2
+"""The script's answer when a seat was rated since its rating was read: read again, retry."""
+MAX_ATTEMPTS = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +93,10 @@ class HistoryEntry:
     seq: int
     game: int
     rating: float
-    """The version's rating after this game."""
+    """The version's Elo after this game."""
     match_id: str
+    live: Skill | None = None
+    """Its live rating after this game (None in histories written before there was one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +112,9 @@ class VersionStats:
     last_played: float | None = None
     last_seq: int = 0
     rating: float | None = None
+    """Elo."""
+    live: Skill | None = None
+    """The live rating (mu, sigma)."""
 
     @property
     def mean_rank(self) -> float | None:
@@ -132,20 +156,32 @@ def recompute(results: Iterable[MatchResult], elo: EloSettings | None = None) ->
     return current
 
 
-# KEYS: 1 result, 2 match, 3 seq, 4 applied zset, 5 ratings hash,
-#       then per seat i (1-based): 5 + 2i - 1 stats, 5 + 2i history,
+# KEYS: 1 result, 2 match, 3 seq, 4 applied zset, 5 ratings hash, 6 live hash,
+#       then per seat i (1-based): 6 + 2i - 1 stats, 6 + 2i history,
 #       then the match's index keys (store.match_index_keys; always last)
 # ARGV: 1 result JSON, 2 match id, 3 initial, 4 K, 5 P, 6 G, 7 finished time,
-#       then G * P ranks (game-major), then P version ids
+#       then G * P ranks (game-major), then P version ids, then P expected last_seq values,
+#       then G * P live ratings "mu sigma" (game-major: each seat's rating after each game)
 _RECORD = (
     INDEX_LUA
     + """
 -- match index (store.INDEX_LUA): the keys after the seats' are the match's index sets
-local index_first = 6 + 2 * tonumber(ARGV[5])
+local index_first = 7 + 2 * tonumber(ARGV[5])
 if arena_index_stale(KEYS[2], index_first) then return {-2, 0} end
-if not redis.call('SET', KEYS[1], ARGV[1], 'NX') then
+if redis.call('EXISTS', KEYS[1]) == 1 then
   return {0, tonumber(redis.call('ZSCORE', KEYS[4], ARGV[2]) or '0')}
 end
+local p = tonumber(ARGV[5])
+local g = tonumber(ARGV[6])
+local base = 7
+local expected = base + g * p + p
+local live = expected + p
+-- the live ratings were computed from these seats' ratings: still theirs?
+for i = 1, p do
+  local last = redis.call('HGET', KEYS[6 + 2 * i - 1], 'last_seq') or '0'
+  if last ~= ARGV[expected + i] then return {2, 0} end
+end
+redis.call('SET', KEYS[1], ARGV[1])
 local seq = redis.call('INCR', KEYS[3])
 redis.call('ZADD', KEYS[4], seq, ARGV[2])
 if redis.call('EXISTS', KEYS[2]) == 1 then
@@ -154,9 +190,6 @@ if redis.call('EXISTS', KEYS[2]) == 1 then
 end
 local init = tonumber(ARGV[3])
 local k = tonumber(ARGV[4])
-local p = tonumber(ARGV[5])
-local g = tonumber(ARGV[6])
-local base = 7
 local vids = {}
 local vals = {}
 for i = 1, p do
@@ -189,8 +222,10 @@ for game = 0, g - 1 do
   for i = 1, p do
     vals[i] = vals[i] + deltas[i]
     local text = string.format('%.17g', vals[i])
-    local skey = KEYS[5 + 2 * i - 1]
-    redis.call('RPUSH', KEYS[5 + 2 * i], seq .. ' ' .. game .. ' ' .. text .. ' ' .. ARGV[2])
+    local skill = ARGV[live + game * p + i]
+    local skey = KEYS[6 + 2 * i - 1]
+    redis.call('RPUSH', KEYS[6 + 2 * i],
+               seq .. ' ' .. game .. ' ' .. text .. ' ' .. ARGV[2] .. ' ' .. skill)
     redis.call('HINCRBY', skey, 'games', 1)
     redis.call('HINCRBY', skey, 'rank_sum', ranks[i])
     if ranks[i] == 1 then
@@ -201,11 +236,13 @@ for game = 0, g - 1 do
       end
       redis.call('HINCRBYFLOAT', skey, 'win_share', string.format('%.17g', 1.0 / firsts))
     end
-    redis.call('HSET', skey, 'last_played', ARGV[7], 'last_seq', seq, 'rating', text)
+    redis.call('HSET', skey, 'last_played', ARGV[7], 'last_seq', seq, 'rating', text,
+               'live', skill)
   end
 end
 for i = 1, p do
   redis.call('HSET', KEYS[5], vids[i], string.format('%.17g', vals[i]))
+  redis.call('HSET', KEYS[6], vids[i], ARGV[live + (g - 1) * p + i])
 end
 -- match index (store.INDEX_LUA): move the match to the finished sets
 arena_index_sync(KEYS[2], index_first)
@@ -215,7 +252,7 @@ return {1, seq}
 
 
 def record_result(r: redis.Redis, result: MatchResult, elo: EloSettings | None = None) -> Applied:
-    """Record a match result and apply its Elo, atomically, once per match id.
+    """Record a match result and apply its ratings, atomically, once per match id.
 
     Returns ``Applied(True, seq)`` for the first call, ``Applied(False, seq_of_first)`` for
     any later call with the same match id (whatever its content: the first writer wins).
@@ -223,15 +260,18 @@ def record_result(r: redis.Redis, result: MatchResult, elo: EloSettings | None =
     """
     elo = elo or EloSettings()
     p = len(result.seats)
+    league = result.league
     keys = [
         Keys.result(result.match_id),
         Keys.match(result.match_id),
-        Keys.elo_seq(result.league),
-        Keys.elo_applied(result.league),
-        Keys.elo_ratings(result.league),
+        Keys.elo_seq(league),
+        Keys.elo_applied(league),
+        Keys.elo_ratings(league),
+        Keys.elo_live(league),
     ]
-    for vid in result.seats:
-        keys += [Keys.elo_stats(result.league, vid), Keys.elo_history(result.league, vid)]
+    stat_keys = [Keys.elo_stats(league, vid) for vid in result.seats]
+    for vid, stat_key in zip(result.seats, stat_keys, strict=True):
+        keys += [stat_key, Keys.elo_history(league, vid)]
     args: list[str | int] = [
         result.to_json(),
         result.match_id,
@@ -245,11 +285,22 @@ def record_result(r: redis.Redis, result: MatchResult, elo: EloSettings | None =
         args += list(game.ranks)
     args += list(result.seats)
     script = r.register_script(_RECORD)
-    while True:
+    for _attempt in range(MAX_ATTEMPTS):
+        pipe = r.pipeline(transaction=False)
+        for vid, stat_key in zip(result.seats, stat_keys, strict=True):
+            pipe.hget(stat_key, "last_seq")
+            pipe.hget(Keys.elo_live(league), vid)
+        read = pipe.execute()
+        before = [Skill() if raw is None else Skill.from_text(raw) for raw in read[1::2]]
+        after = rate_match(before, [game.ranks for game in result.games])
+        live = [skill.to_text() for game in after for skill in game]
+        expected = [as_text(raw) if raw is not None else "0" for raw in read[0::2]]
         index = store.match_index_keys(r, result.match_id)
-        applied, seq = script(keys=[*keys, *index], args=args)
-        if int(applied) != store.INDEX_STALE:  # else the match was indexed meanwhile: again
+        applied, seq = script(keys=[*keys, *index], args=[*args, *expected, *live])
+        if int(applied) not in (store.INDEX_STALE, LIVE_CHANGED):
             return Applied(bool(int(applied)), int(seq))
+        # else the match was indexed, or a seat rated, since we read: read again
+    raise StoreError(f"match {result.match_id}: its seats' ratings kept changing; not recorded")
 
 
 def ratings(r: redis.Redis, league: str) -> dict[str, float]:
@@ -266,8 +317,9 @@ def history(r: redis.Redis, league: str, version: str) -> list[HistoryEntry]:
     """The version's rating after each game it played, in sequence order."""
     out = []
     for raw in r.lrange(Keys.elo_history(league, version), 0, -1):
-        seq, game, value, match_id = as_text(raw).split(" ")
-        out.append(HistoryEntry(int(seq), int(game), float(value), match_id))
+        seq, game, value, match_id, *skill = as_text(raw).split(" ")
+        live = Skill(float(skill[0]), float(skill[1])) if skill else None
+        out.append(HistoryEntry(int(seq), int(game), float(value), match_id, live))
     return out
 
 
@@ -288,6 +340,7 @@ def _stats(raw: Any) -> VersionStats:
         last_played=float(h["last_played"]) if "last_played" in h else None,
         last_seq=int(h.get("last_seq", 0)),
         rating=float(h["rating"]) if "rating" in h else None,
+        live=Skill.from_text(h["live"]) if "live" in h else None,
     )
 
 
@@ -301,6 +354,36 @@ def leaderboard(r: redis.Redis, league: str) -> list[tuple[str, float, VersionSt
         (v, value, _stats(h)) for (v, value), h in zip(live.items(), pipe.execute(), strict=True)
     ]
     rows.sort(key=lambda row: (-row[1], row[0]))
+    return rows
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """One version's row of the leaderboard: its live rating, its Elo and its stats."""
+
+    version: str
+    live: Skill
+    elo: float
+    stats: VersionStats
+
+
+def live_ratings(r: redis.Redis, league: str) -> dict[str, Skill]:
+    """The live rating of every version that has played in the league."""
+    return {as_text(k): Skill.from_text(v) for k, v in r.hgetall(Keys.elo_live(league)).items()}
+
+
+def standings(r: redis.Redis, league: str) -> list[Standing]:
+    """Every version that played, best live rating first (ties by version id)."""
+    live = live_ratings(r, league)
+    elo = ratings(r, league)
+    pipe = r.pipeline(transaction=False)
+    for vid in live:
+        pipe.hgetall(Keys.elo_stats(league, vid))
+    rows = [
+        Standing(vid, skill, elo.get(vid, EloSettings().initial), _stats(h))
+        for (vid, skill), h in zip(live.items(), pipe.execute(), strict=True)
+    ]
+    rows.sort(key=lambda row: (-row.live.mu, row.version))
     return rows
 
 

@@ -10,7 +10,15 @@ from typing import Any
 
 from arboretum_sdk.clitools import fail
 
-__all__ = ["follow", "leaderboard_rows", "print_progress", "table", "version_label"]
+__all__ = [
+    "LEADERBOARD_HEADERS",
+    "LEADERBOARD_RIGHT",
+    "follow",
+    "leaderboard_rows",
+    "print_progress",
+    "table",
+    "version_label",
+]
 
 
 def table(headers: list[str], rows: list[list[str]], right: set[int] | None = None) -> str:
@@ -84,31 +92,43 @@ def follow(
     return 0 if not progress.failures else 1
 
 
+LEADERBOARD_HEADERS = [
+    "#", "bot", "version", "rating", "± 95%", "elo", "games", "wins", "win share", "mean rank",
+]  # fmt: skip
+"""The columns of :func:`leaderboard_rows`; every one but bot and version is right-aligned."""
+LEADERBOARD_RIGHT = {0, 3, 4, 5, 6, 7, 8, 9}
+
+
 def leaderboard_rows(r: Any, league: str, *, all_versions: bool = False) -> list[list[str]]:
+    """The standings, best live rating first: the live rating (``mu``) with the half-width of
+    its 95% interval, then Elo, games, wins, win share and mean rank."""
     from . import ratings, registry, store
 
-    rows = ratings.leaderboard(r, league)
+    rows = ratings.standings(r, league)
     if not all_versions:
         latest: dict[str, tuple[int, str]] = {}
-        for vid, _rating, _stats in rows:
-            version = store.get_version(r, vid)
-            name = version.name if version else vid
+        for row in rows:
+            version = store.get_version(r, row.version)
+            name = version.name if version else row.version
             order = registry.versions(r, name)
-            index = order.index(vid) if vid in order else -1
+            index = order.index(row.version) if row.version in order else -1
             if name not in latest or index > latest[name][0]:
-                latest[name] = (index, vid)
+                latest[name] = (index, row.version)
         keep = {vid for _, vid in latest.values()}
-        rows = [row for row in rows if row[0] in keep]
+        rows = [row for row in rows if row.version in keep]
     out = []
-    for rank, (vid, value, st) in enumerate(rows, 1):
-        version = store.get_version(r, vid)
+    for rank, row in enumerate(rows, 1):
+        version = store.get_version(r, row.version)
+        st = row.stats
         mean_rank = st.mean_rank
         out.append(
             [
                 str(rank),
                 version.name if version else "?",
-                vid[:12],
-                f"{value:.1f}",
+                row.version[:12],
+                f"{row.live.mu:.0f}",
+                f"± {row.live.half_width:.0f}",
+                f"{row.elo:.1f}",
                 str(st.games),
                 str(st.wins),
                 f"{st.win_share:.1f}",
