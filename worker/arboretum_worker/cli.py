@@ -124,7 +124,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p = subparsers.add_parser(
         "leaderboard",
         parents=[common],
-        help="print the standings (live rating with its 95% interval, and Elo)",
+        help="print the standings (live rating with its interval, and Elo)",
         description="The league's standings, best live rating first: a Bayesian Plackett-Luce "
         "rating on the Elo scale with its 95% interval (it settles as games come in), then the "
         "live Elo (K = 32), games, wins, win share and mean rank (docs/league.md).",
