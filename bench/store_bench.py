@@ -286,6 +286,8 @@ def bench_memory(args: argparse.Namespace) -> None:
     url, redis_proc = start_redis_server(tmp / "redis", appendonly=False)
     try:
         r = redis.Redis.from_url(url)
+        if args.listpack_value:
+            r.config_set("hash-max-listpack-value", args.listpack_value)
         versions = [
             registry.add_version(r, f"bot{i:02d}", f"# bench bot {i}\n".encode())
             for i in range(args.bots)
@@ -315,9 +317,11 @@ def bench_memory(args: argparse.Namespace) -> None:
             by_kind[_kind(key)] += int(r.memory_usage(key, samples=0) or 0)
             if key.startswith(b"arena:replay:"):
                 packed.append(len(r.hget(key, "0") or b""))
+        listpack = r.config_get("hash-max-listpack-value")
         print(
             f"{games} games stored through the league's functions in {elapsed:.1f} s "
-            f"({args.bots} bots, 2 players, random policy)"
+            f"({args.bots} bots, 2 players, random policy; redis {r.info()['redis_version']}, "
+            f"hash-max-listpack-value {next(iter(listpack.values()), '?')!s})"
         )
         print(
             f"replay JSON: mean {statistics.mean(raw_sizes):.0f} bytes, stored compressed: "
@@ -353,6 +357,12 @@ def main() -> int:
         "--memory-games", type=int, default=10_000, help="games for the memory figure (0: skip)"
     )
     parser.add_argument("--skip-pages", action="store_true")
+    parser.add_argument(
+        "--listpack-value",
+        type=int,
+        default=0,
+        help="Redis's hash-max-listpack-value for the memory figure (0: Redis's default, 64)",
+    )
     args = parser.parse_args()
     print(f"cpus: {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}, arena: {args.arena}")
     if not args.skip_pages:

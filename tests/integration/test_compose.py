@@ -6,12 +6,16 @@ with neither, the test fails loudly instead of skipping.
 
 from __future__ import annotations
 
+import importlib
 import json
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+
+from arboretum_worker.sandbox.docker_runner import DEFAULT_IMAGE
+from arboretum_worker.settings import job_timeout
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker-compose.yml"
@@ -111,3 +115,43 @@ def test_compose_declares_the_stack() -> None:
     match_root = env["ARENA_MATCH_ROOT"]
     assert any(v.startswith(f"{match_root}:{match_root}") for v in volumes), volumes
     assert worker["depends_on"]["redis"]["condition"] == "service_healthy"
+
+
+def _healthcheck(service: dict) -> list[str]:
+    check = service.get("healthcheck")
+    assert check, "no healthcheck"
+    test = [str(part) for part in check["test"]]
+    assert test[0] == "CMD", test
+    return test[1:]
+
+
+def test_compose_heals_and_builds_the_bot_image() -> None:
+    services = _resolved()["services"]
+    # Every long-running service restarts when its process ends and has a healthcheck that runs
+    # one of the project's own probes.
+    assert _healthcheck(services["referee"])[:3] == ["python", "-m", "arboretum_server.healthcheck"]
+    assert _healthcheck(services["worker"]) == ["python", "-m", "arboretum_worker.healthcheck"]
+    web = _healthcheck(services["web"])
+    assert web[:2] == ["python", "-c"] and "/api/v1/health" in web[2]
+    for name in ("redis", "referee", "worker", "web"):
+        assert services[name]["restart"] == "unless-stopped", name
+    importlib.import_module("arboretum_server.healthcheck")
+    importlib.import_module("arboretum_worker.healthcheck")
+    # The bots' image is built from Dockerfile.bot, and the workers (and the web's submission
+    # check) start their bots from it by default, once its self-check passed.
+    bot = services["bot"]
+    assert bot["build"]["dockerfile"] == "worker/docker/Dockerfile.bot"
+    assert bot["network_mode"] == "none" and bot["restart"] == "no"
+    for name in ("worker", "web", "cli"):
+        assert services[name]["environment"]["ARENA_BOT_IMAGE"] == bot["image"], name
+        assert services[name]["depends_on"]["bot"]["condition"] == (
+            "service_completed_successfully"
+        )
+    assert services["worker"]["environment"]["ARENA_SANDBOX"] == "docker"
+    assert bot["image"] == DEFAULT_IMAGE
+    # SIGTERM lets a worker finish its match: the grace period is longer than a match's job
+    # timeout with the default clock.
+    grace = services["worker"]["stop_grace_period"]
+    assert grace.endswith("m") and int(grace[:-1]) * 60 > job_timeout(2, 1, 1000, 10_000)
+    command = " ".join(str(part) for part in services["redis"]["command"])
+    assert "--hash-max-listpack-value 512" in command

@@ -15,12 +15,9 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
-import subprocess
 import tarfile
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +27,7 @@ import pytest
 
 from arboretum_worker.sandbox import SandboxRunner, make_runner
 from arboretum_worker.sandbox.capture import truncation_marker
+from dockerd import DockerdUnavailable, start_dockerd, stop_dockerd
 
 from .conftest import BOTS, TEST_LIMITS, processes_with_marker, start_script, wait_for_output
 
@@ -57,69 +55,18 @@ def _image_tar() -> bytes:
 
 @pytest.fixture(scope="module")
 def docker_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    dockerd = shutil.which("dockerd")
-    if dockerd is None:
-        pytest.skip("docker runner not tested: dockerd is not installed (apt package docker.io)")
-    if os.geteuid() != 0:
-        pytest.skip("docker runner not tested: starting dockerd needs root")
-    docker = pytest.importorskip("docker", reason="docker runner not tested: no 'docker' package")
-    root = Path(tempfile_dir := str(tmp_path_factory.mktemp("dockerd")))
-    sock = root / "docker.sock"
-    log = open(root / "dockerd.log", "wb")  # noqa: SIM115
-    proc = subprocess.Popen(
-        [
-            dockerd,
-            "--bridge=none",
-            "--iptables=false",
-            "--ip6tables=false",
-            "--ip-forward=false",
-            "--ip-masq=false",
-            "-H",
-            f"unix://{sock}",
-            "--data-root",
-            str(root / "data"),
-            "--exec-root",
-            str(root / "exec"),
-            "--pidfile",
-            str(root / "docker.pid"),
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    client = None
+    root = Path(str(tmp_path_factory.mktemp("dockerd")))
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and proc.poll() is None:
-            if sock.exists():
-                with contextlib.suppress(Exception):
-                    client = docker.DockerClient(base_url=f"unix://{sock}", timeout=60)
-                    client.ping()
-                    break
-                client = None
-            time.sleep(0.2)
-        if client is None:
-            tail = (root / "dockerd.log").read_bytes()[-1500:].decode(errors="replace")
-            pytest.skip(f"docker runner not tested: dockerd did not start here:\n{tail}")
+        client, proc = start_dockerd(root)
+    except DockerdUnavailable as exc:
+        pytest.skip(f"docker runner not tested: {exc}")
+    try:
         repository = IMAGE.split(":")[0]
         client.api.import_image_from_data(_image_tar(), repository=repository, tag="latest")
         yield client
     finally:
-        if client is not None:
-            for c in client.containers.list(all=True):
-                with contextlib.suppress(Exception):
-                    c.remove(force=True)
-            client.close()
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(10)
-        log.close()
-        shutil.rmtree(tempfile_dir, ignore_errors=True)
+        stop_dockerd(client, proc, root)
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture

@@ -34,7 +34,8 @@ from .limits import DEFAULT_LIMITS, SandboxLimits
 
 __all__ = ["DEFAULT_IMAGE", "DockerRunner", "DockerSandboxedBot"]
 
-DEFAULT_IMAGE = "arboretum-bot:latest"
+DEFAULT_IMAGE = "arboretum-bot:dev"
+"""The image docker-compose.yml builds from worker/docker/Dockerfile.bot."""
 LABEL = "org.arboretum.sandbox"
 _SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/bin", "/sbin")
 
@@ -136,7 +137,7 @@ class DockerSandboxedBot(SandboxedBot):
 class DockerRunner(SandboxRunner):
     """Bots in docker containers (see the module docstring for what each container gets).
 
-    ``image`` must hold Python 3.11 with the SDK installed (``worker/docker/Dockerfile``);
+    ``image`` must hold Python 3.11 with the SDK installed (``worker/docker/Dockerfile.bot``);
     ``python`` is its interpreter. With ``host_runtime=True`` the image need only be an empty
     root: the host's interpreter, venv and SDK (and /usr, /lib*) are bind-mounted read-only, as
     the local runners do (used by the tests, and where the worker runs on the engine's host).

@@ -1,0 +1,69 @@
+"""``python -m arboretum_worker.healthcheck``: exit 0 when this host's league worker is alive.
+
+Healthy means: Redis (``REDIS_URL``) answers, and a worker registered with rq on the league's
+queue (``ARENA_QUEUE``) runs on this host, its process alive here (a container's hostname is its
+own, so this is the container's worker). Otherwise it exits 1 with one line on stderr saying
+which part is missing. docker-compose.yml's healthcheck of the workers runs it.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+
+__all__ = ["check", "main"]
+
+
+def _alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, but another user's
+        return True
+    return True
+
+
+def check(redis_url: str, queue: str, hostname: str | None = None) -> str | None:
+    """None when a live worker of ``hostname`` (this host) listens on ``queue``, else why not."""
+    import redis
+    from rq import Queue, Worker
+
+    from .settings import redact_url
+
+    host = hostname or socket.gethostname()
+    client = redis.Redis.from_url(redis_url, socket_timeout=3, socket_connect_timeout=3)
+    try:
+        workers = Worker.all(queue=Queue(queue, connection=client))
+    except redis.exceptions.RedisError as exc:
+        return f"Redis at {redact_url(redis_url)} does not answer: {exc}"
+    finally:
+        client.close()
+    mine = [w for w in workers if w.hostname == host]
+    if not mine:
+        return f"no worker of host {host} is registered on queue {queue!r}"
+    if not any(_alive(w.pid) for w in mine):
+        return f"the worker registered for host {host} is not running (pid {mine[0].pid})"
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .settings import SettingsError, WorkerSettings
+
+    try:
+        settings = WorkerSettings.from_env()
+    except SettingsError as exc:
+        print(f"arena: {exc}", file=sys.stderr)
+        return 1
+    problem = check(settings.redis_url, settings.queue)
+    if problem is not None:
+        print(f"arena: {problem}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
