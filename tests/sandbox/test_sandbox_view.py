@@ -4,6 +4,7 @@ docs/bot-runtime.md ("The sandbox"), and the backends against each other."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import socket
@@ -145,6 +146,11 @@ def test_each_backend_shows_the_documented_root_and_the_same_one(tmp_path: Path)
         _check_against_the_doc(views[kind])
     if len(views) < 2:
         pytest.fail(f"fewer than two local backends run here, nothing to compare: {skipped}")
+    # Each sandbox runs as a uid of its own, taken from the slots free at its start (other
+    # sandboxes may hold some), so the uids differ; everything else must be the same.
+    uids = {kind: view.pop("uid") for kind, view in views.items()}
+    if os.getuid() == 0:  # as root, each sandbox drops to a dedicated unprivileged uid
+        assert all(uid >= 1_700_000_000 for uid in uids.values()), uids
     first, *others = views
     for kind in others:
         assert views[kind] == views[first], f"{kind} shows another root than {first}"
