@@ -125,12 +125,21 @@ def _run_sync(coro: Coroutine[Any, Any, MatchEnd]) -> MatchEnd:
     ``ARENA_EVENT_LOOP=asyncio`` (see :mod:`arboretum_sdk.eventloop`)."""
     from . import eventloop
 
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
+    # Run the loop outside of any ``except`` block: every exception raised in the match (the
+    # bot's own tracebacks in its log included) would otherwise carry this lookup's RuntimeError
+    # as its context ("During handling of the above exception ...").
+    if not _loop_running():
         return eventloop.run(coro)
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="arena-bot") as pool:
         return pool.submit(eventloop.run, coro).result()
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 async def _run_bot(

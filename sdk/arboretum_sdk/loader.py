@@ -8,7 +8,9 @@
 
 The bot class is the module's ``BOT`` attribute when it has one (``BOT = MyBot``); otherwise the
 single :class:`~arboretum_sdk.Bot` subclass *defined* in that module (classes merely imported into
-it do not count). It is built with no arguments.
+it do not count). It must say how to take every decision: it implements ``choose``, or both
+``choose_draw`` and ``choose_play`` (a class that does not is refused here, naming the missing
+method, rather than forfeiting its games later). It is built with no arguments.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from types import ModuleType
 from .bot import Bot
 from .errors import BotLoadError
 
-__all__ = ["builtin_bots", "find_bot_class", "load_bot", "load_bot_class"]
+__all__ = ["builtin_bots", "check_bot_class", "find_bot_class", "load_bot", "load_bot_class"]
 
 
 def builtin_bots() -> dict[str, str]:
@@ -84,7 +86,7 @@ def find_bot_class(module: ModuleType, spec: str = "") -> type[Bot]:
     explicit = getattr(module, "BOT", None)
     if explicit is not None:
         if isinstance(explicit, type) and issubclass(explicit, Bot):
-            return explicit
+            return check_bot_class(explicit, where)
         raise BotLoadError(
             f"{where}: BOT must be a subclass of arboretum_sdk.Bot (the class itself, not an "
             f"instance), got {explicit!r}"
@@ -109,7 +111,52 @@ def find_bot_class(module: ModuleType, spec: str = "") -> type[Bot]:
             f"{where}: several Bot subclasses found ({names}); name the one to run with "
             "BOT = ClassName at module level"
         )
-    return found[0]
+    return check_bot_class(found[0], where)
+
+
+_ONE_METHOD = (
+    "a bot implements choose(self, view) -> Decision, or both choose_draw(self, view) -> Draw "
+    "and choose_play(self, view) -> Play"
+)
+
+
+def check_bot_class(cls: type[Bot], where: str = "") -> type[Bot]:
+    """``cls`` if it says how to take every decision; else :class:`BotLoadError` naming what is
+    missing (a class that implements neither ``choose`` nor both ``choose_draw`` and
+    ``choose_play``, or whose method is not a method taking the view)."""
+    prefix = f"{where}: " if where else ""
+    name = cls.__name__
+    if cls.choose is not Bot.choose:
+        methods = ["choose"]
+    else:
+        missing = [m for m in ("choose_draw", "choose_play") if getattr(cls, m) is getattr(Bot, m)]
+        if missing:
+            has = [m for m in ("choose_draw", "choose_play") if m not in missing]
+            what = (
+                f"implements {has[0]} but not {missing[0]}"
+                if has
+                else "implements none of choose, choose_draw and choose_play"
+            )
+            raise BotLoadError(f"{prefix}{name} {what}; {_ONE_METHOD}")
+        methods = ["choose_draw", "choose_play"]
+    for method in methods:
+        found = inspect.getattr_static(cls, method)
+        if isinstance(found, staticmethod | classmethod) or not callable(found):
+            raise BotLoadError(
+                f"{prefix}{name}.{method} is not a method (its type is {type(found).__name__}); "
+                f"{_ONE_METHOD}"
+            )
+        try:
+            signature = inspect.signature(found)
+        except (TypeError, ValueError):  # no signature to read (a compiled callable): trust it
+            continue
+        try:
+            signature.bind(None, None)
+        except TypeError:
+            raise BotLoadError(
+                f"{prefix}{name}.{method}{signature} cannot be called with the view: {_ONE_METHOD}"
+            ) from None
+    return cls
 
 
 def _import_file(path: Path) -> ModuleType:

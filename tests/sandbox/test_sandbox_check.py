@@ -51,6 +51,13 @@ def test_no_bot_class(runner: SandboxRunner) -> None:
     assert result.error is not None and "no Bot subclass" in result.error
 
 
+def test_a_bot_class_missing_a_method_is_refused_naming_it(runner: SandboxRunner) -> None:
+    result = check_bot(BOTS / "no_play_bot.py", runner=runner)
+    assert not result.ok and result.decision is None
+    assert result.error is not None
+    assert "NoPlayBot implements choose_draw but not choose_play" in result.error, result.error
+
+
 def test_illegal_first_decision_fails(runner: SandboxRunner) -> None:
     result = check_bot(BOTS / "illegal_bot.py", runner=runner)
     assert not result.ok

@@ -337,6 +337,8 @@ def test_a_raising_bot_sends_nothing_and_plays_on(
     text = caplog.text
     assert "the bot failed on decision" in text and "sending no answer" in text
     assert "RuntimeError: my bug" in text and "Traceback" in text
+    # The bot's own error leads its traceback: nothing of the client's set-up is chained to it.
+    assert "no running event loop" not in text and "During handling" not in text, text
     match = get_match(address, created.match_id)
     assert match.summary.seats[1].forfeits == 1  # 3 timeouts, then the fallback plays on
 

@@ -145,6 +145,9 @@ def test_constructor_error(tmp_path: Path) -> None:
         class NeedsArgs(Bot):
             def __init__(self, depth):
                 self.depth = depth
+
+            def choose(self, view):
+                return view.legal_decisions()[0]
         """,
     )
     with pytest.raises(BotLoadError, match=r"building NeedsArgs\(\) failed"):
@@ -162,3 +165,70 @@ def test_path_errors(tmp_path: Path) -> None:
     write(tmp_path / "bot.txt", "x")
     with pytest.raises(BotLoadError, match=r"a bot is a \.py file or a folder"):
         load_bot(str(tmp_path / "bot.txt"))
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "def choose_draw(self, view):\n        return view.legal_decisions()[0]",
+            "NoPlay implements choose_draw but not choose_play",
+        ),
+        (
+            "def choose_play(self, view):\n        return view.legal_decisions()[0]",
+            "NoPlay implements choose_play but not choose_draw",
+        ),
+        ("name = 'idle'", "NoPlay implements none of choose, choose_draw and choose_play"),
+        ("choose = 42", "NoPlay.choose is not a method (its type is int)"),
+        (
+            "def choose(self):\n        return None",
+            "NoPlay.choose(self) cannot be called with the view",
+        ),
+        (
+            "@staticmethod\n    def choose(view):\n        return None",
+            "NoPlay.choose is not a method (its type is staticmethod)",
+        ),
+    ],
+)
+def test_a_class_that_cannot_take_every_decision_is_refused(
+    tmp_path: Path, body: str, message: str
+) -> None:
+    path = tmp_path / "noplay.py"
+    path.write_text(f"from arboretum_sdk import Bot\n\n\nclass NoPlay(Bot):\n    {body}\n")
+    with pytest.raises(BotLoadError) as err:
+        load_bot(str(path))
+    text = str(err.value)
+    assert text.startswith(f"{path}: {message}"), text
+    assert "choose(self, view)" in text  # it says what a bot must implement
+
+
+def test_a_refused_class_named_by_bot_is_refused_too(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "named.py",
+        """
+        from arboretum_sdk import Bot
+
+        class Half(Bot):
+            def choose_draw(self, view):
+                return view.legal_decisions()[0]
+
+        BOT = Half
+        """,
+    )
+    with pytest.raises(BotLoadError, match="Half implements choose_draw but not choose_play"):
+        load_bot(str(path))
+
+
+def test_inherited_methods_count(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "child.py",
+        """
+        from arboretum_sdk.bots.greedy import GreedyBot
+
+        class Child(GreedyBot):
+            pass
+
+        BOT = Child
+        """,
+    )
+    assert type(load_bot(str(path))).__name__ == "Child"

@@ -23,20 +23,20 @@ Written with the public SDK only (``arboretum`` and ``arboretum_sdk.Bot``). Each
    (8.5 wins in 24 games against greedy, where this evaluation wins about 0.63 of the games).
 4. **Choose** the candidate with the best mean value.
 
-**Clock.** The search stops at ``budget`` seconds (default 0.3 s) measured with
-:func:`time.perf_counter` from the start of the decision, or earlier when the SDK's clock says the
-free time of the decision is short (it never plans to use more than half of
-``clock.free_remaining()``); it then drops the unfinished round of samples. With the default time
-control (1 s free per decision) it does not plan to touch its bank; only a stalled machine
-makes it (of 39,447 decisions on a loaded 2-core machine, 16 took over 1 s, the longest 2.5 s;
-at most 1.8 s of a game's 10 s bank was used). ``last_elapsed`` is the time the last decision
-took, by its own measurement.
+**Compute.** In fixed mode (``ARENA_COMPUTE=fixed``, or ``compute="fixed"``) every decision
+evaluates exactly ``max_rounds`` determinizations (default 32) and ignores the clock. In time mode
+(the default) it evaluates at most that many, and stops when its ``budget`` (default 0.3 s,
+measured from the request's arrival) is nearly spent, never planning to use more than half of the
+decision's free time: the clock is checked between candidates and between the steps of the
+preparation (the shortlist, the path tables), and an unfinished round of samples is dropped
+(:mod:`arboretum_sdk.bots.compute`). ``last_elapsed`` is the time the last decision took, by its
+own measurement.
 
-**Determinism.** Every decision's random generator is seeded from the bot's ``seed`` and the
-view (turn, decision kind, seat, hand, pile sizes), so the same position gives the same samples.
-The choice depends only on the number of rounds finished: when ``max_rounds`` is reached before
-the budget runs out (the default 32 rounds usually are: median 32, mean 30.6 on a loaded 2-core
-machine), or with ``budget=None``, the bot is fully deterministic.
+**Determinism.** Every decision's random generator is seeded from the game's bot seed
+(:attr:`GameInfo.bot_seed <arboretum_sdk.GameInfo.bot_seed>`; the ``seed`` argument outside a
+game) and the view (turn, decision kind, seat, hand, pile sizes), so the same position gives the
+same samples. The choice depends only on the number of rounds finished: in fixed mode the bot is
+fully deterministic.
 """
 
 from __future__ import annotations
@@ -49,6 +49,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from arboretum import DECK, Card, Cell, Decision, DecisionKind, Draw, Play, SeatView
 from arboretum.scoring import final_totals
 from arboretum_sdk import Bot
+from arboretum_sdk.bot import Compute
+
+from .compute import Allowance, allowance
 
 __all__ = ["SearchBot"]
 
@@ -192,6 +195,7 @@ class SearchBot(Bot):
         self,
         seed: int = 0,
         *,
+        compute: Compute | None = None,
         budget: float | None = 0.3,
         max_rounds: int = 32,
         pairs: int = 8,
@@ -201,9 +205,12 @@ class SearchBot(Bot):
         rollout_deck: int = 4,
     ) -> None:
         self.seed = seed
-        self.budget = budget
-        """Seconds per decision at most (None: no time limit, only ``max_rounds``)."""
+        self.compute_mode: Compute | None = "fixed" if budget is None else compute
+        """``fixed``, ``time``, or None: ``Bot.compute`` (the environment) decides."""
+        self.budget = 0.3 if budget is None else budget
+        """Seconds per decision at most, in time mode."""
         self.max_rounds = max_rounds
+        """Determinizations per decision: exactly this many in fixed mode, at most in time mode."""
         self.pairs = pairs
         self.potential = potential
         self.deny = deny
@@ -214,16 +221,6 @@ class SearchBot(Bot):
         self.last_rounds = 0
         """Determinizations evaluated for every candidate in the last decision."""
         self.last_candidates = 0
-
-    # ------------------------------------------------------------------ the clock
-
-    def _deadline(self, start: float) -> float:
-        budget = math.inf if self.budget is None else self.budget
-        clock = self.clock
-        if clock is not None:
-            # Never plan to spend more than half of the free time left for this decision.
-            budget = min(budget, 0.5 * clock.free_remaining())
-        return start + max(budget, 0.0)
 
     # ------------------------------------------------------------------ estimates
 
@@ -255,24 +252,25 @@ class SearchBot(Bot):
         return {s: 1 / (1 + math.exp(-(totals[s] - opp[s] + 0.5) / 2.5)) for s in opp}
 
     def _rng(self, view: SeatView) -> random.Random:
+        seed = self.seed if self.game is None else self.game.bot_seed
         hand = ".".join(str(c.id) for c in view.hand)
         piles = ".".join(str(len(p)) for p in view.discard_piles)
-        key = f"search:{self.seed}:{view.turn}:{view.kind.value}:{view.seat}:{hand}:{piles}"
+        key = f"search:{seed}:{view.turn}:{view.kind.value}:{view.seat}:{hand}:{piles}"
         return random.Random(key)  # str seeds hash with SHA-512: stable across processes
 
     # ------------------------------------------------------------------ decisions
 
     def choose(self, view: SeatView) -> Decision:
         start = time.perf_counter()
-        deadline = self._deadline(start)
+        allow = allowance(self, self.max_rounds, self.budget, self.compute_mode)
         try:
             legal = view.legal_decisions()
             if len(legal) == 1:
                 self.last_rounds, self.last_candidates = 0, 1
                 return legal[0]
             if view.kind is DecisionKind.PLAY:
-                return self._choose_play(view, deadline)
-            return self._choose_draw(view, deadline)
+                return self._choose_play(view, allow)
+            return self._choose_draw(view, allow)
         finally:
             self.last_elapsed = time.perf_counter() - start
 
@@ -281,7 +279,7 @@ class SearchBot(Bot):
         view: SeatView,
         candidates: Sequence[Decision],
         bonus: Sequence[float],
-        deadline: float,
+        allow: Allowance,
     ) -> int:
         """The index of the candidate with the best mean value over determinizations."""
         seat = view.seat
@@ -289,13 +287,13 @@ class SearchBot(Bot):
         rollout = view.deck_size <= self.rollout_deck
         sums = [0.0] * len(candidates)
         rounds = 0
-        timed_out = False
-        while rounds < self.max_rounds and not timed_out:
+        timed_out = allow.over()
+        while rounds < allow.simulations and not timed_out:
             det = view.determinize(rng)
             roll_seed = rng.getrandbits(64)
             values = []
             for decision in candidates:
-                if time.perf_counter() >= deadline:
+                if allow.over():
                     timed_out = True
                     break
                 sim = det.copy()
@@ -314,13 +312,15 @@ class SearchBot(Bot):
         scale = 1.0 / max(rounds, 1)  # no round finished: the bonus and the prefilter decide
         return max(range(len(candidates)), key=lambda i: (sums[i] * scale + bonus[i], -i))
 
-    def _choose_play(self, view: SeatView, deadline: float) -> Play:
+    def _choose_play(self, view: SeatView, allow: Allowance) -> Play:
         species = [s.index for s in view.species]
         opp = self._opponent_totals(view)
         table = _Paths(view.arboretum, species)
         hand = list(view.hand)
         pairs: list[tuple[float, int, Pos]] = []
         for i, card in enumerate(hand):
+            if pairs and allow.over():  # out of time: a shortlist of the cards rated so far
+                break
             weights = self._weights(hand[:i] + hand[i + 1 :], opp)
             seed = self.seed_bonus * weights[card.id >> 3]
             for cell in table.free:
@@ -335,6 +335,8 @@ class SearchBot(Bot):
         candidates: list[Play] = []
         bonus: list[float] = []
         for _, i, cell in shortlist:
+            if candidates and allow.over():
+                break
             card = hand[i]
             rest = hand[:i] + hand[i + 1 :]
             cards = dict(view.arboretum)
@@ -347,10 +349,10 @@ class SearchBot(Bot):
                 penalty = self.deny * deny_value[discard.id] if discard is not None else 0.0
                 candidates.append(Play(card, Cell(*cell), discard))
                 bonus.append(self.potential * future - penalty)
-        best = self._search(view, candidates, bonus, deadline)
+        best = self._search(view, candidates, bonus, allow)
         return candidates[best]
 
-    def _choose_draw(self, view: SeatView, deadline: float) -> Draw:
+    def _choose_draw(self, view: SeatView, allow: Allowance) -> Draw:
         species = [s.index for s in view.species]
         opp = self._opponent_totals(view)
         table = _Paths(view.arboretum, species)
@@ -360,12 +362,12 @@ class SearchBot(Bot):
         # over the cards it may hold, which the determinizations sample.
         weights = self._weights(hand, opp)
         best_now = max((table.best_gain(c, weights) for c in hand), default=0.0)
-        unseen = view.unseen_cards()
-        deck_gain = (
-            sum(max(best_now, table.best_gain(c, weights)) for c in unseen) / len(unseen)
-            if unseen
-            else best_now
-        )
+        gains = []
+        for card in view.unseen_cards():
+            if allow.over():  # out of time: the mean over the cards rated so far
+                break
+            gains.append(max(best_now, table.best_gain(card, weights)))
+        deck_gain = sum(gains) / len(gains) if gains else best_now
         candidates: list[Draw] = []
         bonus: list[float] = []
         for source in sources:
@@ -376,5 +378,5 @@ class SearchBot(Bot):
                 future = max(best_now, table.best_gain(top, weights))
             candidates.append(Draw(source))
             bonus.append(self.potential * future)
-        best = self._search(view, candidates, bonus, deadline)
+        best = self._search(view, candidates, bonus, allow)
         return candidates[best]
