@@ -179,6 +179,12 @@ def test_more_streams_than_allowed_are_refused() -> None:
     assert unpack_upload("b.tar.gz", few) == {"bot.py": BOT}
 
 
+def test_an_empty_upload_is_refused() -> None:
+    for name in ("bot.py", "b.tar.gz", "b.zip", None):
+        with pytest.raises(SubmissionError, match="empty"):
+            unpack_upload(name, b"")
+
+
 def test_unreadable_compressed_data() -> None:
     good = gzip.compress(_raw_tar([("bot.py", BOT)]))
     for bad in (good[:-20], good + b"garbage", b"BZh9" + b"\x00" * 50, b"\xfd7zXZ\x00" + b"?" * 9):

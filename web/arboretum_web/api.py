@@ -19,7 +19,7 @@ from arboretum_worker import registry, store
 
 from . import live, queries, sprt
 from .app import default_check, request_author
-from .openapi import openapi_document
+from .openapi import MAX_FILENAME, MAX_OFFSET, openapi_document
 from .resources import (
     bool_param,
     bot_json,
@@ -40,8 +40,6 @@ from .uploads import form_file, read_body, read_form, store_upload
 __all__ = ["routes"]
 
 log = logging.getLogger(__name__)
-
-MAX_FILENAME = 200
 
 
 def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -166,7 +164,7 @@ def matches(request: Request) -> JSONResponse:
     if bot_name:
         load_bot(r, bot_name)
     status = status_param(request)
-    offset = int_param(request, "offset", 0) or 0
+    offset = int_param(request, "offset", 0, 0, MAX_OFFSET) or 0
     limit = int_param(request, "limit", 50, 1, queries.MAX_PAGE) or 50
     total, page = queries.list_matches(
         r, league=league_name, bot=bot_name, status=status, offset=offset, limit=limit

@@ -323,6 +323,8 @@ def unpack_upload(
     """The files of an uploaded bot (``bytes`` for a single ``.py`` file, stored as bot.py)."""
     if len(data) > MAX_UPLOAD_BYTES:
         raise registry.TooLargeError(f"an upload is at most {MAX_UPLOAD_BYTES} bytes")
+    if not data:
+        raise SubmissionError("the upload is empty: send the bot's file or archive")
     kind = upload_kind(filename, data)
     if kind == "py":
         if len(data) > registry.MAX_TOTAL_BYTES:
