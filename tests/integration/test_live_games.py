@@ -105,6 +105,7 @@ def test_a_running_game_is_watched_live(arena: Arena) -> None:
         assert store.get_match(r, first).status is store.MatchStatus.RUNNING
         assert page.locator("#step-log li").count() > seen
         assert page.locator("#live-status").text_content() == "live"
+        assert page.locator("#replay #seats .seat").count() == 2  # the viewer's own seat panels
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
 
         # at the end the page reloads and shows the stored replays

@@ -224,3 +224,101 @@ def test_error_page_in_the_browser(page: Any) -> None:
     resp = page.goto("/matches/no-such-match")
     assert resp is not None and resp.status == 404
     assert "Not found" in page.locator("h1").inner_text()
+
+
+# --------------------------------------------------------------------------- phones
+
+PHONE = {"width": 390, "height": 844}
+
+
+@pytest.fixture
+def phone(browser: Any, base_url: str, demo: DemoData) -> Iterator[Any]:
+    context = browser.new_context(viewport=PHONE, base_url=base_url, has_touch=True)
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        yield pg
+    finally:
+        context.close()
+    assert errors == [], errors
+
+
+def _phone_pages(demo: DemoData, r: redis.Redis) -> list[str]:
+    mid = demo.matches[0]
+    owners = [
+        store.get_bot(r, store.get_version(r, v).name).owner for v in store.get_match(r, mid).seats
+    ]
+    seat = owners.index("alice") if "alice" in owners else 0
+    return [
+        "/", "/?all=1", "/leagues", "/leagues/demo", "/bots", "/bots/oakheart", "/matches",
+        f"/matches/{mid}", f"/matches/{mid}/games/0", f"/matches/{demo.running}",
+        f"/matches/{demo.running}/games/0", "/login", "/upload", f"/matches/{mid}/seats/{seat}/log",
+        "/bots/nobody",
+    ]  # fmt: skip
+
+
+def test_no_page_is_wider_than_a_phone(phone: Any, demo: DemoData, r: redis.Redis) -> None:
+    """At 390 px every page fits the window: nothing sticks out, wide tables scroll inside
+    their card."""
+    phone.goto("/")
+    phone.context.add_cookies(
+        [{"name": "arena_token", "value": demo.tokens["alice"], "url": phone.url}]
+    )  # signed in: the upload page and a bot's log too
+    for path in _phone_pages(demo, r):
+        phone.goto(path)
+        phone.wait_for_load_state("networkidle")
+        if "/games/" in path:
+            phone.wait_for_selector("#replay.ready")
+            phone.keyboard.press("End")
+        width = phone.evaluate("document.documentElement.scrollWidth")
+        assert width <= PHONE["width"], f"{path} is {width} px wide"
+
+
+def test_the_menu_folds_on_a_phone(phone: Any) -> None:
+    phone.goto("/")
+    nav = phone.locator("#site-menu nav")
+    toggle = phone.locator("#menu-toggle")
+    assert toggle.is_visible() and not nav.is_visible()
+    toggle.tap()
+    assert nav.is_visible() and toggle.get_attribute("aria-expanded") == "true"
+    phone.get_by_role("link", name="Matches").tap()
+    phone.wait_for_url(re.compile(r"/matches$"))
+
+
+def test_the_replay_is_playable_by_touch(phone: Any, demo: DemoData) -> None:
+    phone.goto(f"/matches/{demo.matches[0]}/games/0")
+    phone.wait_for_selector("#replay.ready")
+    for button in phone.locator(".replay .buttons button").all():
+        box = button.bounding_box()
+        assert box is not None and box["height"] >= 40 and box["width"] >= 40, box
+    # the seats are stacked: each panel as wide as the page's content
+    panels = phone.locator("#seats .seat").all()
+    lefts = {round(p.bounding_box()["x"]) for p in panels}
+    assert len(panels) == 2 and len(lefts) == 1
+    phone.locator("#next").tap()
+    phone.locator("#next").tap()
+    assert phone.locator("#replay").get_attribute("data-pos") == "2"
+    phone.locator("#last").tap()
+    phone.wait_for_selector("#scoring:not([hidden])")
+
+
+def test_the_chart_is_drawn_for_a_phone(phone: Any) -> None:
+    phone.goto("/bots/oakheart")
+    assert phone.locator("#rating-chart svg.narrow").is_visible()
+    assert not phone.locator("#rating-chart svg.wide").is_visible()
+    heights = [t.bounding_box()["height"] for t in phone.locator("svg.narrow text.axis").all()]
+    assert heights and min(heights) >= 9, heights  # readable labels, not 4 px
+
+
+def test_a_running_match_page_follows_it_live(page: Any, demo: DemoData) -> None:
+    """The demo publishes the running match's events so far, as its worker would have."""
+    page.goto(f"/matches/{demo.running}")
+    page.wait_for_selector("#replay.live.ready")
+    steps = [s for s in demo.replays[demo.running]["steps"] if not s.get("note")]
+    log = page.locator("#step-log li")
+    assert log.count() == len(steps)
+    assert page.locator("#replay").get_attribute("data-pos") == str(len(steps))  # follows
+    assert page.locator("#match-seats tbody tr").count() == 2
+    assert page.locator("#replay #seats .seat").count() == 2
+    assert page.locator("#live-status").text_content() == "live"

@@ -17,7 +17,7 @@ from arboretum_web.demo import DemoData
 from arboretum_web.live import released_count
 from arboretum_web.screenshots import serve_in_thread
 from arboretum_worker import store
-from arboretum_worker.live import LivePublisher
+from arboretum_worker.live import LivePublisher, live_key
 from sse_client import SSE
 
 
@@ -29,7 +29,7 @@ def _step(turn: int, seat: int, kind: str = "draw") -> dict[str, Any]:
 
 
 def _game(publisher: LivePublisher, game: int = 0) -> None:
-    publisher._write(
+    publisher.publish(
         [
             {
                 "type": "game",
@@ -45,7 +45,7 @@ def _game(publisher: LivePublisher, game: int = 0) -> None:
 
 
 def _start(publisher: LivePublisher) -> None:
-    publisher._write(
+    publisher.publish(
         [
             {
                 "type": "start",
@@ -75,6 +75,7 @@ def test_unknown_match_is_404(client: Any) -> None:
 
 def test_events_arrive_as_they_are_published(r: redis.Redis, demo: DemoData, serve: Any) -> None:
     mid = demo.running
+    r.delete(live_key(mid))  # (the demo's own stream of it)
     publisher = LivePublisher(r, mid)
     _start(publisher)
     with serve() as base:
@@ -85,15 +86,15 @@ def test_events_arrive_as_they_are_published(r: redis.Redis, demo: DemoData, ser
         _game(publisher)
         sse.wait(2)
         for n in range(3):
-            publisher._write([{"type": "step", "game": 0, "step": _step(n, n % 2)}], False)
+            publisher.publish([{"type": "step", "game": 0, "step": _step(n, n % 2)}], False)
             sse.wait(3 + n)
         assert sse.steps() == [_step(n, n % 2) for n in range(3)]
         ids = [ident for _k, ident, _d in sse.events]
         assert ids == [f"{publisher.attempt}.{n}" for n in range(5)]
         # a stale attempt of the same match (a worker presumed dead) is ignored
         stale = LivePublisher(r, mid)
-        stale._write([{"type": "step", "game": 0, "step": _step(9, 0)}], False)
-        publisher._write([{"type": "end", "status": "finished", "games_finished": 1}], True)
+        stale.publish([{"type": "step", "game": 0, "step": _step(9, 0)}], False)
+        publisher.publish([{"type": "end", "status": "finished", "games_finished": 1}], True)
         sse.wait(6)
         assert sse.events[-1][2]["type"] == "end" and len(sse.steps()) == 3
         # a viewer joining now gets everything from the start; one resuming only the rest
@@ -113,10 +114,11 @@ def test_events_arrive_as_they_are_published(r: redis.Redis, demo: DemoData, ser
 
 def test_a_new_attempt_resets_the_viewers(r: redis.Redis, demo: DemoData, serve: Any) -> None:
     mid = demo.running
+    r.delete(live_key(mid))  # (the demo's own stream of it)
     first = LivePublisher(r, mid)
     _start(first)
     _game(first)
-    first._write([{"type": "step", "game": 0, "step": _step(0, 0)}], False)
+    first.publish([{"type": "step", "game": 0, "step": _step(0, 0)}], False)
     with serve() as base:
         sse = SSE(base, f"/api/v1/matches/{mid}/live")
         sse.wait(3)
@@ -132,23 +134,24 @@ def test_a_new_attempt_resets_the_viewers(r: redis.Redis, demo: DemoData, serve:
 
 def test_the_delay_holds_back_the_last_turns(r: redis.Redis, demo: DemoData, serve: Any) -> None:
     mid = demo.running
+    r.delete(live_key(mid))  # (the demo's own stream of it)
     publisher = LivePublisher(r, mid)
     _start(publisher)
     _game(publisher)
     steps = [_step(t, t % 2, kind) for t in range(5) for kind in ("draw", "draw", "play")]
-    publisher._write([{"type": "step", "game": 0, "step": s} for s in steps], False)
+    publisher.publish([{"type": "step", "game": 0, "step": s} for s in steps], False)
     with serve(live_delay_turns=2) as base:
         sse = SSE(base, f"/api/v1/matches/{mid}/live")
         sse.wait(2 + 9)  # turns 0, 1 and 2 of 0..4
         time.sleep(0.5)
         assert sse.steps() == steps[:9]
-        publisher._write(
+        publisher.publish(
             [{"type": "step", "game": 0, "step": _step(5, 1)}], False
         )  # turn 5 begins: turn 3 is out
         sse.wait(2 + 12)
         time.sleep(0.3)
         assert sse.steps() == steps[:12]
-        publisher._write(
+        publisher.publish(
             [{"type": "game_end", "game": 0, "final_hands": [[], []], "result": {}}], False
         )
         events = sse.wait(2 + 17)

@@ -28,7 +28,7 @@ from arboretum_worker.schedule import MatchSpec, round_robin
 
 from . import authors
 
-__all__ = ["DemoData", "play_match", "seed_demo"]
+__all__ = ["DemoData", "play_match", "publish_live", "seed_demo"]
 
 Policy = Callable[[SeatView], Decision]
 
@@ -189,9 +189,33 @@ def seed_demo(
         if running and i == len(to_play) - 1:
             data.replays[spec.match_id] = play_match(r, spec, policies, stop_after=23)
             data.running = spec.match_id
+            publish_live(r, spec.match_id, data.replays[spec.match_id])
             continue
         data.replays[spec.match_id] = play_match(r, spec, policies)
         data.matches.append(spec.match_id)
     if len(to_play) == len(specs) and not running:
         store.set_league_status(r, league, store.LeagueStatus.FINISHED)
     return data
+
+
+def publish_live(r: Any, match_id: str, doc: dict[str, Any]) -> None:
+    """The live stream a worker would have published so far for a game in progress (its public
+    events, from its partial replay), so that the match's page shows it live."""
+    from arboretum_worker.live import LivePublisher
+
+    from .replays import seat_view
+
+    public = seat_view(doc, None)
+    publisher = LivePublisher(r, match_id)
+    events: list[dict[str, Any]] = [
+        {"type": "start", "attempt": publisher.attempt, "players": doc["players"], "games": 1,
+         "seats": [s["bot"] for s in doc["seats"]]},
+        {"type": "game", "game": 0, "players": doc["players"], "species": doc["species"],
+         "seats": doc["seats"], "deck_size": public["deck_size"]},
+    ]  # fmt: skip
+    for step in public["steps"]:
+        if step.get("note"):
+            continue
+        keep = {k: v for k, v in step.items() if k not in ("ms", "fault", "reason", "digest")}
+        events.append({"type": "step", "game": 0, "step": keep})
+    publisher.publish(events)

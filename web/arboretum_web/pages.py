@@ -212,7 +212,7 @@ def match_page(request: Request) -> Response:
     record = load_match(r, request.path_params["match_id"])
     data = match_json(request, record)
     running = record.status in (store.MatchStatus.QUEUED, store.MatchStatus.RUNNING)
-    live_url = f"/api/v1/matches/{record.id}/live" if running and not data["games"] else None
+    live_url = f"/api/v1/matches/{record.id}/live" if running else None
     return _render(request, "match.html", match=data, live_url=live_url, nav="matches")
 
 

@@ -148,6 +148,26 @@ def capture(base: str, out: Path, match_id: str, running: str | None) -> list[Pa
 
             shot("replay-in-progress", f"/matches/{running}/games/0", before=live)
         shot("not-found", "/matches/no-such-match", full=False)
+        if running:
+            # the match's page follows the game live (the demo publishes its stream so far)
+            shot("match-live", f"/matches/{running}", before=lambda: page.wait_for_selector(
+                "#replay.ready"))  # fmt: skip
+
+        # phones (390 px): the same pages, a few of them
+        page.set_viewport_size({"width": 390, "height": 844})
+        shot("phone-leaderboard", "/", full=False)
+
+        def menu() -> None:
+            page.click("#menu-toggle")
+
+        shot("phone-menu", "/", full=False, before=menu)
+        shot("phone-bot", "/bots/oakheart")
+        shot("phone-matches", "/matches?league=demo", full=False)
+        shot("phone-replay", f"/matches/{match_id}/games/0", before=mid_game)
+        shot("phone-replay-scoring", f"/matches/{match_id}/games/0", before=end_game)
+        if running:
+            shot("phone-match-live", f"/matches/{running}", before=lambda: page.wait_for_selector(
+                "#replay.ready"))  # fmt: skip
         browser.close()
     return written
 

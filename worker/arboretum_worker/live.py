@@ -221,7 +221,7 @@ class LivePublisher:
                 over = None in batch
                 events = [e for msg in batch if msg is not None for e in encoder.encode(msg)]
                 if events:
-                    await asyncio.to_thread(self._write, events, over)
+                    await asyncio.to_thread(self.publish, events, over)
                 if over:
                     if getattr(watcher, "overflowed", False):
                         log.warning("match %s: live stream fell behind; stopped", self.match_id)
@@ -231,7 +231,8 @@ class LivePublisher:
         finally:
             unwatch()
 
-    def _write(self, events: list[dict[str, Any]], over: bool) -> None:
+    def publish(self, events: list[dict[str, Any]], over: bool = False) -> None:
+        """Append ``events`` to the stream (in one round trip); ``over``: the match ended."""
         pipe = self.r.pipeline(transaction=False)
         for event in events:
             fields = {"a": self.attempt, "e": json.dumps(event, separators=(",", ":"))}
