@@ -205,10 +205,19 @@ def create_app(
 
 
 def app_from_env() -> Starlette:
-    """For ``uvicorn arboretum_web.app:app_from_env --factory``: Redis from ``$REDIS_URL``."""
+    """For ``uvicorn arboretum_web.app:app_from_env --factory``: Redis from ``$REDIS_URL``, the
+    live games' delay from ``$ARENA_LIVE_DELAY`` (turns)."""
     import os
 
-    return create_app(WebSettings(redis_url=os.environ.get("REDIS_URL", WebSettings.redis_url)))
+    delay = os.environ.get("ARENA_LIVE_DELAY", "0")
+    if not delay.isdigit():
+        raise SystemExit(f"ARENA_LIVE_DELAY is a number of turns, not {delay!r}")
+    return create_app(
+        WebSettings(
+            redis_url=os.environ.get("REDIS_URL", WebSettings.redis_url),
+            live_delay_turns=int(delay),
+        )
+    )
 
 
 def require(condition: bool, status: int, message: str) -> None:

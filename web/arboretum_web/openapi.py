@@ -274,7 +274,7 @@ def _schemas() -> dict[str, Any]:
                 "version_index": {**_COUNT, "description": "1 for the bot's first version"},
                 "latest": _BOOL,
                 "elo": {**_NUM, "description": "live Elo"},
-                "rating": {**_OPT_NUM, "description": "Bradley-Terry fit"},
+                "rating": {**_OPT_NUM, "description": "Plackett-Luce fit of every result"},
                 "rating_low": {**_OPT_NUM, "description": "95% interval, low end"},
                 "rating_high": {**_OPT_NUM, "description": "95% interval, high end"},
                 "games": _COUNT,
