@@ -20,11 +20,17 @@ policy plays the rest), and the runner names it in its report. With ``--server``
 referee that is already running (admin token from ``ARENA_ADMIN_TOKEN``); crashes then show as
 ``disconnect`` faults.
 
+**Before the matches** each author's bot is loaded once in a child process of its own, within the
+start timeout (``--start-timeout-ms``): a bot that does not load (a syntax error, no ``Bot`` class,
+a class missing ``choose_play``, ...) or whose import blocks is an error naming it, before any
+match. One Ctrl-C (SIGINT) stops the runner at any moment, and every process it started with it.
+
 **Output.** A progress line on stderr; per bot, over all its games: wins (a shared first place
-counts as a fraction), mean score, mean rank, faults, forfeits; the replay files, one per game, at
-``<replays>/<match id>/game-<i>.json`` (default ``replays/play``). Bad input (an unknown bot, a bot
-file without a ``Bot`` class, a wrong number of bots) is an error message and exit status 2; a match
-that did not finish is exit status 1.
+counts as a fraction), mean score, mean rank, faults, forfeits; for each bot that faulted, its
+first fault (match, game, seat, kind and the referee's reason) and the path of its log; the replay
+files, one per game, at ``<replays>/<match id>/game-<i>.json`` (default ``replays/play``). Bad input
+(an unknown bot, a bot file without a ``Bot`` class, a wrong number of bots) is an error message and
+exit status 2; a match that did not finish is exit status 1; an interrupted run, 130.
 """
 
 from __future__ import annotations
@@ -55,12 +61,14 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_REPLAYS",
     "Entrant",
+    "FirstFault",
     "LocalSession",
     "MatchRun",
     "PlayError",
     "PlayOptions",
     "PlayReport",
     "bot_command",
+    "check_entrants",
     "play",
     "register",
     "rotation_seats",
@@ -118,7 +126,9 @@ class Entrant:
 
 
 def resolve_entrants(specs: Sequence[str]) -> list[Entrant]:
-    """Check each bot can be loaded (in this process) and name it. Raises :class:`PlayError`."""
+    """Check each bot exists and name it (a built-in is also built here, once). Raises
+    :class:`PlayError`. An author's bot is not imported here (its import could block or exit this
+    process): :func:`check_entrants` loads it in a child process."""
     if not 2 <= len(specs) <= 4:
         raise PlayError(f"Arboretum is played by 2, 3 or 4 players; got {len(specs)} bots")
     try:
@@ -129,23 +139,93 @@ def resolve_entrants(specs: Sequence[str]) -> list[Entrant]:
     names: list[str] = []
     resolved: list[str] = []
     for spec in specs:
-        try:
-            load_bot(spec)  # built here once, so that a broken bot is an error before any match
-        except Exception as exc:  # the loader's errors, and anything the bot's module raises
-            raise PlayError(f"cannot load bot {spec!r}: {exc}") from None
         if spec in builtins:
+            try:
+                load_bot(spec)  # the SDK's own code: built here once
+            except Exception as exc:
+                raise PlayError(f"cannot load bot {spec!r}: {exc}") from None
             resolved.append(spec)
             names.append(spec)
-        else:
-            path = Path(spec).resolve()
-            resolved.append(str(path))
-            names.append(path.stem if path.is_file() else path.name)
+            continue
+        path = Path(spec)
+        if not path.exists():
+            raise PlayError(
+                f"cannot load bot {spec!r}: no such file or folder, and not a built-in bot "
+                f"(built-ins: {', '.join(builtins)})"
+            )
+        path = path.resolve()
+        resolved.append(str(path))
+        names.append(path.stem if path.is_file() else path.name)
     out = []
     for i, (spec, name) in enumerate(zip(resolved, names, strict=True)):
         if names.count(name) > 1:
             name = f"{name}#{names[:i].count(name) + 1}"
         out.append(Entrant(i, spec, name))
     return out
+
+
+_LOAD_CHECK = """\
+import sys
+from arboretum_sdk.errors import BotLoadError
+from arboretum_sdk.loader import load_bot
+try:
+    load_bot(sys.argv[1])
+except BotLoadError as exc:
+    sys.stderr.write(str(exc))
+    sys.exit(2)
+"""
+"""Run as ``python -c _LOAD_CHECK SPEC``: exit 0 when the bot loads and builds, else 2 with the
+loader's message on stderr."""
+
+
+async def check_entrants(entrants: Sequence[Entrant], timeout_ms: int) -> None:
+    """Load every author's bot in a child process of its own, all at once, each within
+    ``timeout_ms`` (the match's start timeout): a bot that does not load, or whose import blocks
+    or exits, is a :class:`PlayError` naming it before any match starts. Built-ins are checked by
+    :func:`resolve_entrants`. Cancelled (Ctrl-C), it stops the children at once."""
+    from arboretum_sdk.loader import builtin_bots
+
+    builtins = builtin_bots()
+    specs = sorted({e.spec for e in entrants if e.spec not in builtins})
+    procs = {
+        spec: subprocess.Popen(
+            [sys.executable, "-c", _LOAD_CHECK, spec],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for spec in specs
+    }
+    try:
+        outcomes = await asyncio.gather(
+            *(asyncio.to_thread(_wait_loaded, proc, timeout_ms / 1000) for proc in procs.values())
+        )
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(5)
+    for spec, (status, output) in zip(procs, outcomes, strict=True):
+        if status is None:
+            raise PlayError(
+                f"cannot load bot {spec!r}: it did not finish loading within {timeout_ms} ms "
+                "(--start-timeout-ms); does its module block when imported?"
+            )
+        if status != 0:
+            why = output.strip() or f"the loading process exited with status {status}"
+            raise PlayError(f"cannot load bot {spec!r}: {why}")
+
+
+def _wait_loaded(proc: subprocess.Popen[bytes], timeout_s: float) -> tuple[int | None, str]:
+    """(exit status, what it wrote to stderr), or (None, "") when it ran past ``timeout_s``."""
+    try:
+        _, err = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return None, ""
+    return proc.returncode, err.decode("utf-8", "replace")
 
 
 def rotation_seats(players: int, rotation: int) -> tuple[int, ...]:
@@ -200,6 +280,38 @@ class MatchRun:
     seconds: float = 0.0
     started: bool = False
     """Whether the first game has started (all seats connected, or the start timeout passed)."""
+    logs: dict[int, Path] = field(default_factory=dict)
+    """Each seat's bot log."""
+    first_faults: dict[int, FirstFault] = field(default_factory=dict)
+    """Each seat's first fault in the match, read from the replays (when they are fetched)."""
+
+
+@dataclass(frozen=True)
+class FirstFault:
+    """A seat's first fault: where, what, why (the referee's reason, which names what the bot
+    did or raised), and the bot's log."""
+
+    match_id: str
+    game_index: int
+    seat: int
+    kind: str
+    reason: str
+    log: Path | None
+
+    def describe(self) -> str:
+        where = f"match {self.match_id} game {self.game_index} seat {self.seat}"
+        log = f"; its log: {self.log}" if self.log is not None else ""
+        return f"{where}: {self.kind}: {self.reason}{log}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "match_id": self.match_id,
+            "game": self.game_index,
+            "seat": self.seat,
+            "kind": self.kind,
+            "reason": self.reason,
+            "log": None if self.log is None else str(self.log),
+        }
 
 
 @dataclass
@@ -230,6 +342,14 @@ class PlayReport:
                 if s.rank == 1:
                     totals.wins += 1.0 / len(firsts)
 
+    def first_fault(self, entrant: int) -> FirstFault | None:
+        """The first fault of an entrant, in playing order (None: none, or no replays)."""
+        for m in self.matches:
+            found = [f for seat, f in m.first_faults.items() if m.seats[seat] == entrant]
+            if found:
+                return min(found, key=lambda f: f.game_index)
+        return None
+
     def format(self) -> str:
         played = sum(len(m.results) for m in self.matches)
         lines = [
@@ -247,7 +367,12 @@ class PlayReport:
                 f"{t.points / n:>10.2f} {t.rank_sum / n:>9.2f} {t.faults:>6} {t.forfeits:>8} "
                 f"{t.crashes:>7}"
             )
-        problems = [note for m in self.matches for _, note in m.crashes]
+        problems = [
+            f"first fault of {entrant.name}: {fault.describe()}"
+            for entrant in self.entrants
+            if (fault := self.first_fault(entrant.index)) is not None
+        ]
+        problems += [note for m in self.matches for _, note in m.crashes]
         problems += [
             f"match {m.match_id}: {m.status} {m.reason}".rstrip()
             for m in self.matches
@@ -280,8 +405,10 @@ class PlayReport:
                     "faults": t.faults,
                     "forfeits": t.forfeits,
                     "crashes": t.crashes,
+                    "first_fault": None if fault is None else fault.to_json(),
                 }
                 for e, t in zip(self.entrants, self.totals, strict=True)
+                for fault in [self.first_fault(e.index)]
             ],
             "matches": [
                 {
@@ -449,6 +576,7 @@ class LocalSession:
 async def play(options: PlayOptions) -> PlayReport:
     """Play every rotation and return the report. Raises :class:`PlayError` on bad input."""
     entrants = resolve_entrants(options.specs)
+    await check_entrants(entrants, options.start_timeout_ms)
     players = len(entrants)
     report = PlayReport(entrants, options.games, options.seed)
     report.totals = [EntrantTotals() for _ in entrants]
@@ -543,6 +671,7 @@ async def _play_match(
                 stderr=subprocess.STDOUT,
             )
             bots.append(BotProcess(token.seat, entrant, proc, log_path, log_file))
+            run.logs[token.seat] = log_path
             session.live.append(bots[-1])
         monitor = asyncio.create_task(_monitor(bots, session.referee, run, ended))
         try:
@@ -670,9 +799,28 @@ async def _fetch_replays(stub: Any, run: MatchRun, directory: Path) -> None:
         path = directory / f"game-{index}.json"
         text = reply.replay_json
         with contextlib.suppress(ValueError):
-            text = json.dumps(json.loads(text), indent=1)
+            doc = json.loads(text)
+            text = json.dumps(doc, indent=1)
+            _note_first_faults(run, index, doc)
         path.write_text(text + "\n")
         run.replays.append(path)
+
+
+def _note_first_faults(run: MatchRun, game_index: int, doc: dict[str, Any]) -> None:
+    """Record in ``run`` each seat's first fault of the replay ``doc``, unless one is known."""
+    for step in doc.get("steps", ()):
+        fault = step.get("fault") if isinstance(step, dict) else None
+        seat = step.get("seat") if isinstance(step, dict) else None
+        if not isinstance(fault, dict) or not isinstance(seat, int) or seat in run.first_faults:
+            continue
+        run.first_faults[seat] = FirstFault(
+            run.match_id,
+            game_index,
+            seat,
+            str(fault.get("kind", "")),
+            str(fault.get("reason", "")),
+            run.logs.get(seat),
+        )
 
 
 async def _reap(bots: list[BotProcess]) -> None:
@@ -714,11 +862,16 @@ with `crash` at once, and the fault policy plays the rest), and the report names
 the runner uses a referee that is already running (admin token from ARENA_ADMIN_TOKEN); crashes
 then show as `disconnect` faults.
 
+Before the matches, each bot file or folder is loaded once in a child process, within
+--start-timeout-ms: a bot that does not load, or whose import blocks, is an error naming it. One
+Ctrl-C stops the runner at any moment, with every process it started.
+
 Output: a progress line on stderr; per bot, over all its games: wins (a shared first place counts
-as a fraction), mean score, mean rank, faults, forfeits; one replay file per game, at
-<replays>/<match id>/game-<i>.json. Bad input (an unknown bot, a bot file without a Bot class, a
+as a fraction), mean score, mean rank, faults, forfeits; for each bot that faulted, its first fault
+(match, game, seat, kind, the referee's reason) and the path of its log; one replay file per game,
+at <replays>/<match id>/game-<i>.json. Bad input (an unknown bot, a bot file without a Bot class, a
 wrong number of bots) is one error line and exit status 2; a match that did not finish is exit
-status 1.
+status 1; an interrupted run, 130.
 """
 
 
@@ -754,7 +907,8 @@ def register(subparsers: Any, groups: Any = None) -> argparse.ArgumentParser:
         type=argtypes.positive,
         default=30000,
         metavar="MS",
-        help="how long a match waits for its bot processes to connect (default 30000)",
+        help="how long loading a bot and a match's wait for its bot processes may take "
+        "(default 30000)",
     )
     p.add_argument(
         "--server",

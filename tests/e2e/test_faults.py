@@ -64,6 +64,12 @@ def test_a_bot_too_slow_and_a_bot_that_plays_a_card_it_does_not_hold(tmp_path: P
     assert played.bot("slow")["faults"] >= 2
     assert played.bot("cheater")["faults"] == 2
     assert played.bot("cheater")["forfeits"] == 0
+    # The report names each bot's first fault, why, and where its log is.
+    first = played.bot("cheater")["first_fault"]
+    assert first["kind"] == "illegal" and "hand" in first["reason"].lower(), first
+    assert first["match_id"] == played.report["matches"][0]["match_id"] and first["game"] == 0
+    assert Path(first["log"]).is_file() and Path(first["log"]).name == f"bot-{first['seat']}.log"
+    assert played.bot("slow")["first_fault"]["kind"] == "timeout"
 
 
 def test_a_bot_that_crashes_mid_game_is_reported_and_the_match_finishes(tmp_path: Path) -> None:

@@ -94,6 +94,10 @@ BAD_INPUT = {
     "five-bots": (("random",) * 5, "2, 3 or 4 players"),
     "unknown-name": (("random", "no-such-bot"), "no-such-bot"),
     "no-bot-class": (("random", str(BOTS / "not_a_bot.py")), "no Bot subclass"),
+    "no-choose-play": (
+        ("random", str(BOTS / "no_play.py")),
+        "NoPlay implements choose_draw but not choose_play",
+    ),
     "missing-file": (("random", "missing_file.py"), "missing_file.py"),
     "zero-games": (("random", "random", "--games", "0"), "--games"),
     "negative-seed": (("random", "random", "--seed", "-1"), "--seed"),

@@ -2,7 +2,8 @@
 
 The runner gives every bot process its own environment plus ``ARENA_TOKEN``, so a test steers a
 bot with ``E2E_*`` variables. Lines starting with ``E2E`` go to stderr, which ``arena play`` saves
-in ``<replays>/<match id>/bot-<seat>.log``.
+in ``<replays>/<match id>/bot-<seat>.log``, and are appended to the file ``E2E_TRACE_FILE`` when
+it is set (a process that is not a match's bot process has no log).
 """
 
 from __future__ import annotations
@@ -16,4 +17,9 @@ def knob(name: str, default: int) -> int:
 
 
 def trace(text: str) -> None:
-    print(f"E2E pid={os.getpid()} {text}", file=sys.stderr, flush=True)
+    line = f"E2E pid={os.getpid()} {text}"
+    print(line, file=sys.stderr, flush=True)
+    path = os.environ.get("E2E_TRACE_FILE")
+    if path:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(line + "\n")

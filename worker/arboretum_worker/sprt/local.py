@@ -28,6 +28,7 @@ from arboretum_server.local import (
     MatchRun,
     PlayError,
     PlayOptions,
+    check_entrants,
     resolve_entrants,
 )
 
@@ -153,6 +154,7 @@ async def run_local_test(
     ``on_start(new, old)`` is called once the bots are checked, ``on_pair(state)`` after every
     pair."""
     entrants = resolve_entrants([test.new, test.old])
+    await check_entrants(entrants, test.start_timeout_ms)
     if entrants[NEW].spec == entrants[OLD].spec:
         raise PlayError(
             f"NEW and OLD are the same version ({test.new}): a test compares two versions"

@@ -1,0 +1,49 @@
+"""``arena play``'s report names each bot's first fault, with its reason and the bot's log."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from arboretum_server.local import (
+    Entrant,
+    EntrantTotals,
+    FirstFault,
+    MatchRun,
+    PlayReport,
+    _note_first_faults,
+)
+
+
+def replay(*steps: dict[str, object]) -> dict[str, object]:
+    return {"steps": list(steps)}
+
+
+def test_the_first_fault_of_each_bot_is_reported_with_its_log(tmp_path: Path) -> None:
+    entrants = [Entrant(0, "random", "random"), Entrant(1, "/b/mine.py", "mine")]
+    report = PlayReport(entrants, games=2, seed=1)
+    report.totals = [EntrantTotals() for _ in entrants]
+    runs = []
+    for rotation, match_id in enumerate(("m-a", "m-b")):
+        run = MatchRun(rotation, match_id=match_id, seats=(rotation, 1 - rotation))
+        run.status = "MATCH_STATUS_FINISHED"
+        run.logs = {0: tmp_path / match_id / "bot-0.log", 1: tmp_path / match_id / "bot-1.log"}
+        runs.append(run)
+    mine_seat = [1, 0]  # where "mine" sits in each rotation
+    bad = {"kind": "malformed", "reason": "the bot raised ValueError: boom"}
+    _note_first_faults(runs[0], 0, replay({"seat": 0}, {"seat": 1}))
+    _note_first_faults(runs[0], 1, replay({"seat": 1, "fault": bad}, {"seat": 1, "fault": {}}))
+    _note_first_faults(runs[1], 0, replay({"seat": 0, "fault": {"kind": "timeout"}}))
+    for run in runs:
+        report.add(run)
+    first = report.first_fault(1)
+    assert first == FirstFault("m-a", 1, mine_seat[0], "malformed", bad["reason"], runs[0].logs[1])
+    assert report.first_fault(0) is None, "random never faulted"
+    text = report.format()
+    assert (
+        f"first fault of mine: match m-a game 1 seat 1: malformed: the bot raised ValueError: "
+        f"boom; its log: {runs[0].logs[1]}"
+    ) in text, text
+    assert "first fault of random" not in text
+    json_report = report.to_json()
+    assert json_report["bots"][1]["first_fault"]["reason"] == bad["reason"]
+    assert json_report["bots"][0]["first_fault"] is None
