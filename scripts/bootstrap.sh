@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
 # Create/refresh the project virtualenv (.venv in the repo root) and put it first on PATH.
 #
-# Sourced by scripts/test, scripts/demo and friends:   source "$ROOT/scripts/bootstrap.sh"
-# or run directly to just set up the environment:      scripts/bootstrap.sh
+# Sourced by scripts/demo (the product: sdk, server, worker, web, editable) and by scripts/test,
+# which sets ARBORETUM_DEV_TOOLS=1 first for requirements-dev.txt too (pytest, ruff, mypy, the
+# browser and docker test clients, ...):      source "$ROOT/scripts/bootstrap.sh"
+# Run directly, it sets up both, as a developer wants:   scripts/bootstrap.sh
 #
-# Dependencies are (re)installed only when the hash of the pyproject.toml files,
-# requirements-dev.txt and this script differs from the stamp kept inside .venv,
-# so a second run costs well under a second.
+# Each part is (re)installed only when the hash of what it installs differs from its stamp kept
+# inside .venv, so a second run costs well under a second.
 #
 # Environment:
 #   PYTHON        interpreter to build .venv with (default: first of python3, python3.13,
 #                 python3.12, python3.11 that is >= 3.11)
-#   ARBORETUM_FORCE_INSTALL=1   reinstall even when the stamp matches
+#   ARBORETUM_DEV_TOOLS=1       also install requirements-dev.txt (set by scripts/test)
+#   ARBORETUM_FORCE_INSTALL=1   reinstall even when the stamps match
 set -euo pipefail
 
 ARBORETUM_ROOT="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd -P)"
 export ARBORETUM_ROOT
 ARBORETUM_VENV="$ARBORETUM_ROOT/.venv"
 _ARB_STAMP="$ARBORETUM_VENV/.arboretum-deps.sha256"
+_ARB_DEV_STAMP="$ARBORETUM_VENV/.arboretum-dev.sha256"
 _ARB_MIN_PY="3.11"
 
 _arb_log() { printf 'bootstrap: %s\n' "$*" >&2; }
@@ -63,14 +66,29 @@ _arb_create_venv() {
     fi
 }
 
-_arb_deps_hash() {
-    # Anything that changes what should be installed in .venv goes in here.
+_arb_hash_of() {
+    # The interpreter's version and the files given: what decides what a part installs.
     (
         cd "$ARBORETUM_ROOT"
         "$ARBORETUM_VENV/bin/python" -c 'import sys; print(sys.version)'
-        sha256sum sdk/pyproject.toml server/pyproject.toml worker/pyproject.toml web/pyproject.toml \
-            requirements-dev.txt scripts/bootstrap.sh
+        sha256sum "$@" scripts/bootstrap.sh
     ) | sha256sum | cut -d' ' -f1
+}
+
+# (Re)install one part when its stamp does not match: _arb_install NAME STAMP HASH PIP-ARGS...
+_arb_install() {
+    local name="$1" stamp="$2" hash="$3"
+    shift 3
+    if [[ "${ARBORETUM_FORCE_INSTALL:-0}" == 1 || ! -f "$stamp" || "$(cat "$stamp")" != "$hash" ]]; then
+        _arb_log "installing $name into .venv"
+        rm -f "$stamp"
+        (
+            cd "$ARBORETUM_ROOT"
+            "$ARBORETUM_VENV/bin/python" -m pip install -q --disable-pip-version-check "$@"
+        ) || _arb_die "pip install failed (see above); .venv left without a stamp, next run retries"
+        printf '%s\n' "$hash" >"$stamp"
+        _arb_log "done"
+    fi
 }
 
 # (Re)create .venv when it is missing, broken or too old.
@@ -79,20 +97,18 @@ if [[ ! -x "$ARBORETUM_VENV/bin/python" ]] || ! _arb_py_ok "$ARBORETUM_VENV/bin/
     _arb_create_venv
 fi
 
-_arb_hash="$(_arb_deps_hash)"
-if [[ "${ARBORETUM_FORCE_INSTALL:-0}" == 1 || ! -f "$_ARB_STAMP" \
-    || "$(cat "$_ARB_STAMP")" != "$_arb_hash" ]]; then
-    _arb_log "installing sdk, server, worker, web (editable) and requirements-dev.txt into .venv"
-    rm -f "$_ARB_STAMP"
-    (
-        cd "$ARBORETUM_ROOT"
-        "$ARBORETUM_VENV/bin/python" -m pip install -q --disable-pip-version-check \
-            -e ./sdk -e ./server -e ./worker -e ./web -r requirements-dev.txt
-    ) || _arb_die "pip install failed (see above); .venv left without a stamp, next run retries"
-    printf '%s\n' "$_arb_hash" >"$_ARB_STAMP"
-    _arb_log "done"
+# Run directly (not sourced), the script sets up the developer's tools too.
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
+    ARBORETUM_DEV_TOOLS=1
 fi
-unset _arb_hash
+
+_arb_install "sdk, server, worker, web (editable)" "$_ARB_STAMP" \
+    "$(_arb_hash_of sdk/pyproject.toml server/pyproject.toml worker/pyproject.toml web/pyproject.toml)" \
+    -e ./sdk -e ./server -e ./worker -e ./web
+if [[ "${ARBORETUM_DEV_TOOLS:-0}" == 1 ]]; then
+    _arb_install "the development and test tools (requirements-dev.txt)" "$_ARB_DEV_STAMP" \
+        "$(_arb_hash_of requirements-dev.txt)" -r requirements-dev.txt
+fi
 
 # Bytecode for the project's own packages (pip compiles what it installs, but not an editable
 # source tree, and PYTHONDONTWRITEBYTECODE may be set). Every sandboxed bot imports the SDK from
