@@ -32,6 +32,8 @@ from .settings import add_deals_per_series
 
 __all__ = ["register"]
 
+MATCH_STATUSES = ("queued", "running", "finished", "failed", "cancelled")
+
 
 def _common() -> argparse.ArgumentParser:
     parent = argparse.ArgumentParser(add_help=False)
@@ -149,6 +151,30 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     msub = match.add_subparsers(dest="match_command", metavar="ACTION")
     msub.required = True
     match_help = "the match id (a unique prefix will do)"
+    p = msub.add_parser(
+        "list",
+        parents=[common],
+        help="a league's matches, with their status and seats",
+        description="List a league's matches in schedule order, filtered by bot and status. "
+        "With --ids only the match ids are printed, one a line, for scripts: "
+        "MATCH=$(arena match list --league spring --bot mybot --limit 1 --ids).",
+    )
+    p.add_argument("--league", metavar="NAME", help="the league (default: the newest)")
+    p.add_argument("--bot", metavar="NAME", help="only matches in which this bot sits")
+    p.add_argument(
+        "--status",
+        choices=MATCH_STATUSES,
+        help="only matches of this status",
+    )
+    p.add_argument(
+        "--limit",
+        type=argtypes.positive,
+        default=50,
+        metavar="N",
+        help="at most N matches (default 50)",
+    )
+    p.add_argument("--ids", action="store_true", help="print the match ids only, one a line")
+    p.set_defaults(handler=cmd_match_list)
     p = msub.add_parser("show", parents=[common], help="a match's status, seats and result")
     p.add_argument("match_id", metavar="MATCH", help=match_help)
     p.set_defaults(handler=cmd_match_show)
@@ -422,6 +448,46 @@ def _deals_text(deals: tuple[int, ...]) -> str:
     if list(deals) == list(range(deals[0], deals[0] + len(deals))):
         return f"deals {deals[0]}-{deals[-1]}"
     return "deals " + ", ".join(map(str, deals))
+
+
+def cmd_match_list(args: argparse.Namespace) -> int:
+    from . import matchindex, store
+
+    r = _redis(args)
+    name = _league_name(r, args.league)
+    if name is None:
+        return fail("no leagues yet (arena league create)")
+    status = store.MatchStatus(args.status) if args.status else None
+    total, ids = matchindex.page(r, [name], bot=args.bot, status=status, limit=args.limit)
+    if args.ids:
+        for match_id in ids:
+            print(match_id)
+        return 0
+    filters = [f"status {args.status}"] if args.status else []
+    filters += [f"bot {args.bot}"] if args.bot else []
+    heading = f"league {name}: {plural(total, 'match', 'matches')}"
+    if filters:
+        heading += f" ({', '.join(filters)})"
+    if total > len(ids):
+        heading += f", the first {len(ids)} shown (--limit)"
+    print(heading)
+    if not ids:
+        return 0
+    rows = []
+    for match_id in ids:
+        record = store.get_match(r, match_id)
+        if record is None:
+            continue
+        rows.append(
+            [
+                record.id,
+                record.status.value,
+                _deals_text(record.deals),
+                " vs ".join(version_label(r, vid) for vid in record.seats),
+            ]
+        )
+    print(table(["match", "status", "deals", "seats (seat 0 first)"], rows))
+    return 0
 
 
 def cmd_match_show(args: argparse.Namespace) -> int:
