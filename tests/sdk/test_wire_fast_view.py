@@ -11,7 +11,8 @@ import pytest
 from arboretum import DecisionKind, GameState, Species, random_decision
 from arboretum_proto.v1 import game_pb2
 from arboretum_sdk import wire
-from arboretum_sdk.wire import WireError, _seat_view_checked, _seat_view_fast
+from arboretum_sdk.wire import WireError
+from arboretum_sdk.wire.views import _seat_view_checked, _seat_view_fast
 
 
 def _compare(
