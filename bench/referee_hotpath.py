@@ -32,7 +32,8 @@ from typing import Any
 from arboretum_proto.v1 import bot_pb2
 from arboretum_sdk import eventloop
 from arboretum_server import edge
-from arboretum_server.match import Match, MatchConfig
+from arboretum_server.match import Match
+from arboretum_server.matchconfig import MatchConfig
 from arboretum_server.messages import TimeControl
 from referee_support import first_legal, machine
 

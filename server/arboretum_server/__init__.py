@@ -30,7 +30,8 @@ from .errors import (
     Unauthenticated,
     Unavailable,
 )
-from .match import Match, MatchConfig
+from .match import Match
+from .matchconfig import MatchConfig
 from .registry import Registry
 from .server import Referee, RefereeThread, serve, start_referee
 

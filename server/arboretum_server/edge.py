@@ -28,7 +28,7 @@ from . import wirebytes
 from .clock import check_time_control
 from .config import Settings
 from .errors import InvalidArgument
-from .match import MatchConfig
+from .matchconfig import MatchConfig
 from .messages import (
     Board,
     ClockState,

@@ -39,30 +39,23 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from arboretum import (
-    Card,
-    Cell,
     Decision,
     DecisionKind,
     Draw,
-    GameState,
     IllegalDecisionError,
     NotationError,
     Play,
-    ReplayRecorder,
-    Species,
     derive_bot_seed,
-    derive_game_seed,
 )
 
-from . import wirebytes
-from .clock import SeatClock, TimeControl, check_time_control
 from .errors import AlreadyConnected, MatchOver
+from .game import CONCLUDED, Answered, Concluded, Crashed, Game, Outcome, Pending, TimedOut
+from .matchconfig import MatchConfig
 from .messages import (
-    Board,
     ClockState,
     DecisionPending,
     Discard,
@@ -70,11 +63,9 @@ from .messages import (
     Fault,
     FaultKind,
     FaultNotice,
-    FaultPolicy,
     Forfeit,
     GameEnd,
     GameOutcome,
-    GameSetup,
     GameStart,
     LoggedEvent,
     MatchEnd,
@@ -84,10 +75,8 @@ from .messages import (
     MatchSummary,
     Place,
     SeatConnection,
-    SeatPublic,
     SeatSummary,
     SecondDrawSkipped,
-    View,
     WatchGameStart,
     WatchMessage,
     is_over,
@@ -98,337 +87,20 @@ from .seats import (
     Answer,
     Inbound,
     InvalidMessage,
-    MalformedAnswer,
     SeatSession,
     SeatStream,
     StreamEnd,
 )
+from .watchers import Watcher
 
-__all__ = ["Match", "MatchConfig", "Watcher"]
+__all__ = ["Match"]
 
 log = logging.getLogger(__name__)
-
-WATCHER_QUEUE_LIMIT = 4096
 
 # Module constants: an enum member looked up on its class costs several times more, and the hot
 # path compares decision kinds a few times per decision.
 _FIRST_DRAW = DecisionKind.FIRST_DRAW
 _PLAY = DecisionKind.PLAY
-
-
-@dataclass(frozen=True, slots=True)
-class MatchConfig:
-    """Everything that defines a match. ``match_seed`` is always set on a created match.
-
-    ``game_seeds``: empty, or each game's seed (then ``match_seed`` derives none of them)."""
-
-    players: int
-    match_seed: int
-    game_count: int = 1
-    species: tuple[Species, ...] | None = None
-    time_control: TimeControl = field(default_factory=TimeControl)
-    fault_policy: FaultPolicy = field(default_factory=FaultPolicy)
-    seat_names: tuple[str, ...] = ()
-    start_timeout_ms: int = 60000
-    game_seeds: tuple[int, ...] = ()
-
-    def __post_init__(self) -> None:
-        if self.players not in (2, 3, 4):
-            raise ValueError(f"a match has 2, 3 or 4 seats, not {self.players}")
-        if self.game_count < 1:
-            raise ValueError(f"a match has at least 1 game, not {self.game_count}")
-        if not 0 <= self.match_seed < 1 << 64:
-            raise ValueError("a match seed is an integer from 0 to 2**64-1")
-        if self.game_seeds:
-            if len(self.game_seeds) != self.game_count:
-                raise ValueError(f"{len(self.game_seeds)} game seeds for {self.game_count} games")
-            if not all(0 <= seed < 1 << 64 for seed in self.game_seeds):
-                raise ValueError("a game seed is an integer from 0 to 2**64-1")
-        if not self.seat_names:
-            object.__setattr__(self, "seat_names", tuple(f"seat {i}" for i in range(self.players)))
-        if len(self.seat_names) != self.players:
-            raise ValueError(f"{self.players} seats need {self.players} names")
-        if self.start_timeout_ms < 1:
-            raise ValueError("start_timeout_ms must be > 0")
-        check_time_control(self.time_control)
-        if self.fault_policy.faults_to_forfeit < 1:
-            raise ValueError("faults_to_forfeit must be >= 1")
-        if self.species is not None and len(set(self.species)) != len(self.species):
-            raise ValueError("the species must be distinct")
-
-
-# ----------------------------------------------------------------------------- outcomes
-
-
-@dataclass(frozen=True, slots=True)
-class _Answered:
-    """An answer that is not well-formed (well-formed ones are settled by ``_settle_answer``)."""
-
-    inbound: MalformedAnswer | InvalidMessage
-    at: float
-
-
-@dataclass(frozen=True, slots=True)
-class _TimedOut:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class _Crashed:
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class _Concluded:
-    """Not an outcome: the decisions were settled where their answers came in (see
-    :meth:`Match.receive`), and the match loop goes on from the game's state."""
-
-
-_Outcome = _Answered | _TimedOut | _Crashed
-_CONCLUDED = _Concluded()
-
-
-@dataclass(slots=True)
-class _Pending:
-    number: int
-    kind: DecisionKind
-    seat: int
-    sent_at: float
-    budget_ms: int
-    bank_before_ms: int
-    future: asyncio.Future[_Outcome | _Concluded]
-    """What the match loop waits on. The decisions that :meth:`Match._answered` asks one after
-    another share it: it is resolved once, with the outcome of the decision pending then (or with
-    ``_CONCLUDED``)."""
-
-    @property
-    def deadline(self) -> float:
-        """When it times out, on the loop's clock."""
-        return self.sent_at + self.budget_ms / 1000
-
-
-class _Game:
-    """The game in progress."""
-
-    def __init__(self, match: Match, index: int) -> None:
-        config = match.config
-        self.index = index
-        self.seed = (
-            config.game_seeds[index]
-            if config.game_seeds
-            else derive_game_seed(config.match_seed, index)
-        )
-        self.state = GameState.new(config.players, self.seed, config.species)
-        tc = config.time_control
-        self.recorder = ReplayRecorder(
-            self.state,
-            match_id=match.match_id,
-            seats=config.seat_names,
-            game_index=index,
-            extra={
-                "time_control": {"per_decision_ms": tc.per_decision_ms, "bank_ms": tc.bank_ms},
-                "fault_policy": {"faults_to_forfeit": config.fault_policy.faults_to_forfeit},
-            },
-        )
-        self.clocks = [SeatClock(tc) for _ in range(config.players)]
-        self.faults = [0] * config.players
-        self.events: list[LoggedEvent] = []
-        self.pending: _Pending | None = None
-        self._public: list[SeatPublic | None] = [None] * config.players
-        """Each seat's public state as last built; ``None`` once it may have changed."""
-        self._arboretums: list[tuple[tuple[Card, Cell], ...] | None] = [None] * config.players
-        """Each seat's arboretum as last built; ``None`` once the seat played a card."""
-        # The same pieces encoded for decision requests (see wirebytes), each kept until it may
-        # have changed: a seat's public state (and, apart, its first fields, its known cards and
-        # its clock and faults) and its hand; its arboretum and legal cells until it plays; each
-        # event's public encoding once it is first sent.
-        n = config.players
-        self._seat_wire: list[bytes | None] = [None] * n
-        self._seat_head: list[bytes | None] = [None] * n
-        self._known_wire: list[bytes | None] = [None] * n
-        self._seat_tail: list[bytes | None] = [None] * n
-        self._hand_wire: list[bytes | None] = [None] * n
-        self._arboretum_wire: list[bytes | None] = [None] * n
-        self._cells_wire: list[bytes | None] = [None] * n
-        self._event_wire: list[bytes | None] = []
-        self.setup = GameSetup(
-            game_index=index,
-            game_count=config.game_count,
-            players=config.players,
-            species=self.state.species,
-            time_control=tc,
-            fault_policy=config.fault_policy,
-            seat_names=config.seat_names,
-        )
-
-    def changed(self, seat: int | None = None, *, played: bool = False) -> None:
-        """The public state of ``seat`` (``None``: of every seat) may have changed; ``played``: the
-        seat placed a card in its arboretum."""
-        if seat is None:
-            n = len(self._public)
-            self._public, self._arboretums = [None] * n, [None] * n
-            self._seat_wire, self._hand_wire = [None] * n, [None] * n
-            self._seat_head, self._known_wire, self._seat_tail = [None] * n, [None] * n, [None] * n
-            self._arboretum_wire, self._cells_wire = [None] * n, [None] * n
-        else:
-            self._public[seat] = self._seat_wire[seat] = self._hand_wire[seat] = None
-            self._seat_head[seat] = self._known_wire[seat] = self._seat_tail[seat] = None
-            if played:
-                self._arboretums[seat] = self._arboretum_wire[seat] = self._cells_wire[seat] = None
-
-    def drew(self, seat: int, source: int) -> None:
-        """``seat`` drew a card from ``source``: what that changed."""
-        self._public[seat] = self._seat_wire[seat] = self._hand_wire[seat] = None
-        if source >= 0:
-            self._known_wire[seat] = None
-            self._public[source] = self._seat_wire[source] = self._seat_head[source] = None
-
-    def placed(self, seat: int, card: Card, cell: Cell) -> None:
-        """``seat`` played ``card`` on ``cell`` (and discarded, or not): what that changed. Its
-        encoded arboretum, when there is one, grows by that card: the engine keeps an arboretum's
-        cards in the order they were played, and that is the order they are sent in."""
-        arboretum = self._arboretum_wire[seat]
-        self.changed(seat, played=True)
-        if arboretum is not None:
-            self._arboretum_wire[seat] = arboretum + wirebytes.placed_field(card, cell)
-
-    def _arboretum(self, s: int) -> tuple[tuple[Card, Cell], ...]:
-        arboretum = self._arboretums[s]
-        if arboretum is None:
-            arboretum = tuple((card, cell) for cell, card in self.state.arboretum(s).items())
-            self._arboretums[s] = arboretum
-        return arboretum
-
-    def _seat_public(self, s: int) -> SeatPublic:
-        state = self.state
-        public = SeatPublic(
-            seat=s,
-            arboretum=self._arboretum(s),
-            discard_pile=state.discard_pile(s),
-            hand_size=state.hand_size(s),
-            known_hand_cards=state.known_cards(s),
-            bank_left_ms=self.clocks[s].bank_left_ms,
-            faults=self.faults[s],
-            forfeited=state.forfeited[s],
-        )
-        self._public[s] = public
-        return public
-
-    def board(self) -> Board:
-        """The public state. A seat's part is rebuilt only when it may have changed (see
-        :meth:`changed`): between two decisions most seats' parts stay the same objects."""
-        state = self.state
-        return Board(
-            game_index=self.index,
-            turn_number=state.turn + 1,
-            current_seat=state.current_seat,
-            deck_size=state.deck_size,
-            seats=tuple(p or self._seat_public(s) for s, p in enumerate(self._public)),
-        )
-
-    def view(self, seat: int) -> View:
-        return View(seat=seat, hand=self.state.hand(seat), board=self.board())
-
-    def events_for(self, viewer: int | None, since: int = 0) -> tuple[LoggedEvent, ...]:
-        return tuple(e.seen_by(viewer) for e in self.events[since:])
-
-    def log(self, event: LoggedEvent) -> None:
-        """Append ``event`` to the game's log."""
-        self.events.append(event)
-        self._event_wire.append(None)
-
-    def _events_wire(self, viewer: int, since: int) -> bytes:
-        """The events from ``since`` on as ``viewer`` sees them, encoded: its own deck draws with
-        their cards, everything else as everyone sees it (encoded once, when first sent)."""
-        events, encoded = self.events, self._event_wire
-        parts = []
-        for i in range(since, len(events)):
-            event = events[i]
-            if event.seat == viewer and type(event.body) is DrawEvent:
-                parts.append(wirebytes.event_field(event))  # seen_by(viewer) is the event
-                continue
-            public = encoded[i]
-            if public is None:
-                public = encoded[i] = wirebytes.event_field(event.seen_by(None))
-            parts.append(public)
-        return b"".join(parts)
-
-    def _seat_field(self, s: int) -> bytes:
-        state = self.state
-        head = self._seat_head[s]
-        if head is None:
-            arboretum = self._arboretum_wire[s]
-            if arboretum is None:
-                arboretum = wirebytes.arboretum_fields(self._arboretum(s))
-                self._arboretum_wire[s] = arboretum
-            head = self._seat_head[s] = wirebytes.seat_head(s, arboretum, state.discard_pile(s))
-        known = self._known_wire[s]
-        if known is None:
-            known = self._known_wire[s] = wirebytes.known_fields(state.known_cards(s))
-        tail = self._seat_tail[s]
-        if tail is None:
-            clock = self.clocks[s]
-            tail = wirebytes.seat_tail(clock.bank_left_ms, self.faults[s], state.forfeited[s])
-            self._seat_tail[s] = tail
-        encoded = wirebytes.seat_state_field(head, state.hand_size(s), known, tail)
-        self._seat_wire[s] = encoded
-        return encoded
-
-    def request_wire(
-        self, seat: int, number: int, kind: DecisionKind, clock: tuple[int, int, int], since: int
-    ) -> bytes:
-        """The serialized ``RefereeMessage`` asking ``seat`` decision ``number`` (the one due), with
-        the events from ``since`` on and ``clock`` (per-decision ms, bank left, elapsed ms): the
-        bytes ``edge.referee_message`` gives for the same ``DecisionRequest``, built from the
-        cached encodings."""
-        state = self.state
-        hand = self._hand_wire[seat]
-        if hand is None:
-            hand = self._hand_wire[seat] = wirebytes.hand_fields(state.hand_ids(seat))
-        if kind is _PLAY:
-            cells = self._cells_wire[seat]
-            if cells is None:
-                options = state.legal_decisions().cell_options()
-                cells = self._cells_wire[seat] = wirebytes.cell_fields(options)
-            sources: tuple[int, ...] = ()
-            discard_required = state.discard_required
-        else:
-            cells, sources, discard_required = b"", state.draw_sources(), False
-        return wirebytes.decision_request(
-            number,
-            kind,
-            self.index,
-            seat,
-            hand,
-            state.turn + 1,
-            state.current_seat,
-            state.deck_size,
-            [w or self._seat_field(s) for s, w in enumerate(self._seat_wire)],
-            self._events_wire(seat, since),
-            wirebytes.clock_field(*clock),
-            discard_required,
-            sources,
-            cells,
-        )
-
-
-class Watcher:
-    """A spectator's subscription: a queue of public messages, ``None`` at the end."""
-
-    def __init__(self) -> None:
-        self.queue: asyncio.Queue[WatchMessage | None] = asyncio.Queue()
-        self.overflowed = False
-        self.closed = False
-
-    def put(self, message: WatchMessage | None) -> None:
-        if self.closed:
-            return
-        if message is not None and self.queue.qsize() >= WATCHER_QUEUE_LIMIT:
-            self.overflowed = True
-            message = None
-        if message is None:
-            self.closed = True
-        self.queue.put_nowait(message)
 
 
 class Match:
@@ -459,7 +131,7 @@ class Match:
         self.store = store or ReplayStore(None)
         self.max_duration_s = max_duration_s
         self._on_end = on_end
-        self._game: _Game | None = None
+        self._game: Game | None = None
         self._watchers: set[Watcher] = set()
         self._numbers = 0
         self._all_connected = asyncio.Event()
@@ -664,7 +336,7 @@ class Match:
         game = self._game
         pending = game.pending if game is not None else None
         if pending is not None and pending.seat == seat and not pending.future.done():
-            pending.future.set_result(_Crashed(session.crashed))
+            pending.future.set_result(Crashed(session.crashed))
 
     def report_restart(self, seat: int) -> None:
         """The runner is starting a fresh process for the crashed ``seat``. The seat stays
@@ -684,7 +356,7 @@ class Match:
         if isinstance(inbound, InvalidMessage):
             if is_pending and pending is not None:
                 stream.closing = StreamEnd("INVALID_ARGUMENT", inbound.reason)
-                pending.future.set_result(_Answered(inbound, self._loop.time()))
+                pending.future.set_result(Answered(inbound, self._loop.time()))
             else:
                 self._note(seat, "invalid", inbound.reason)
                 stream.end("INVALID_ARGUMENT", inbound.reason)
@@ -806,7 +478,7 @@ class Match:
     # ------------------------------------------------------------------ games
 
     async def _play_game(self, index: int) -> None:
-        game = _Game(self, index)
+        game = Game(self.config, self.match_id, index)
         self._game = game
         log.info("match %s: game %d starts", self.match_id, index)
         for session in self.seats:
@@ -843,12 +515,12 @@ class Match:
         log.info("match %s: game %d over, totals %s", self.match_id, index, list(result.totals))
         await self.store.write(self.match_id, index, doc)
 
-    def _events_since(self, game: _Game, stream: SeatStream) -> tuple[LoggedEvent, ...]:
+    def _events_since(self, game: Game, stream: SeatStream) -> tuple[LoggedEvent, ...]:
         since = stream.cursor if stream.cursor_game == game.index else 0
         stream.cursor_game, stream.cursor = game.index, len(game.events)
         return game.events_for(stream.seat, since)
 
-    def _emit(self, game: _Game, seat: int, turn_number: int, body: EventBody) -> None:
+    def _emit(self, game: Game, seat: int, turn_number: int, body: EventBody) -> None:
         event = LoggedEvent(len(game.events), turn_number, seat, body)
         game.log(event)
         if self._watchers:
@@ -856,7 +528,7 @@ class Match:
 
     def _apply(
         self,
-        game: _Game,
+        game: Game,
         seat: int,
         decision: Decision,
         *,
@@ -880,9 +552,9 @@ class Match:
                 self._emit(game, seat, turn_number, Discard(decision.discard))
 
     def _request(
-        self, game: _Game, pending: _Pending, stream: SeatStream, elapsed: int | None = None
+        self, game: Game, pending: Pending, stream: SeatStream, elapsed: int | None = None
     ) -> bytes:
-        """The decision request for ``pending``, serialized (see :meth:`_Game.request_wire`),
+        """The decision request for ``pending``, serialized (see :meth:`Game.request_wire`),
         with the events since the stream's last message. ``elapsed``: the ms since it was asked,
         if known (0 when it is asked now), else read from the clock."""
         if elapsed is None:
@@ -893,18 +565,18 @@ class Match:
         stream.cursor_game, stream.cursor = game.index, len(game.events)
         return game.request_wire(seat, pending.number, pending.kind, clock, since)
 
-    def _elapsed_ms(self, pending: _Pending) -> int:
+    def _elapsed_ms(self, pending: Pending) -> int:
         """Whole milliseconds since ``pending`` was asked."""
         return max(0, int((self._loop.time() - pending.sent_at) * 1000))
 
-    def _pending_message(self, game: _Game, pending: _Pending) -> DecisionPending:
+    def _pending_message(self, game: Game, pending: Pending) -> DecisionPending:
         elapsed = self._elapsed_ms(pending)
         clock = ClockState(
             game.clocks[pending.seat].per_decision_ms, pending.bank_before_ms, elapsed
         )
         return DecisionPending(game.index, pending.seat, pending.number, pending.kind, clock)
 
-    async def _decide(self, game: _Game, seat: int) -> None:
+    async def _decide(self, game: Game, seat: int) -> None:
         """Ask ``seat``'s decision and wait until it is settled. Answers that come in time are
         settled by :meth:`_answered` in the reader's step, which also asks the decisions that
         follow: the loop then wakes only when the game is over, for a forfeited seat, or for an
@@ -921,7 +593,7 @@ class Match:
             )
             await asyncio.sleep(0)
             return
-        future: asyncio.Future[_Outcome | _Concluded] = self._loop.create_future()
+        future: asyncio.Future[Outcome | Concluded] = self._loop.create_future()
         self._ask(game, seat, future)
         try:
             outcome = await future
@@ -929,12 +601,12 @@ class Match:
             game.pending = None
             self._disarm()
             raise
-        if not isinstance(outcome, _Concluded):
+        if not isinstance(outcome, Concluded):
             pending = game.pending  # the last decision asked; the earlier ones are settled
             assert pending is not None and pending.future is future
             self._conclude(game, pending, outcome)
 
-    def _ask(self, game: _Game, seat: int, future: asyncio.Future[_Outcome | _Concluded]) -> None:
+    def _ask(self, game: Game, seat: int, future: asyncio.Future[Outcome | Concluded]) -> None:
         """Number ``seat``'s decision, send the request (if the seat has a stream) and start its
         clock; ``future`` gets the outcome."""
         state = game.state
@@ -942,7 +614,7 @@ class Match:
         self._numbers += 1
         sent_at = self._loop.time()
         budget_ms = clock.per_decision_ms + clock.bank_left_ms
-        pending = _Pending(
+        pending = Pending(
             self._numbers,
             state.decision_kind,
             seat,
@@ -956,7 +628,7 @@ class Match:
             self._publish(self._pending_message(game, pending))
         session = self.seats[seat]
         if session.crashed is not None:
-            future.set_result(_Crashed(session.crashed))
+            future.set_result(Crashed(session.crashed))
         elif session.stream is not None:
             session.stream.send(self._request(game, pending, session.stream, 0))
         if self._timer is None or self._timer_at > pending.deadline:
@@ -985,11 +657,11 @@ class Match:
         if pending is None or pending.future.done():
             return
         if self._loop.time() >= pending.deadline:
-            pending.future.set_result(_TimedOut())
+            pending.future.set_result(TimedOut())
         else:
             self._arm(pending.deadline)
 
-    def _conclude(self, game: _Game, pending: _Pending, outcome: _Outcome) -> None:
+    def _conclude(self, game: Game, pending: Pending, outcome: Outcome) -> None:
         """Settle the pending decision with ``outcome``."""
         game.pending = None
         try:
@@ -997,7 +669,7 @@ class Match:
         finally:
             game.changed(pending.seat)  # its clock, faults, cards
 
-    def _answered(self, game: _Game, pending: _Pending, inbound: Inbound, at: float) -> None:
+    def _answered(self, game: Game, pending: Pending, inbound: Inbound, at: float) -> None:
         """A (well-formed or not) answer to the pending decision, received at ``at``, in time or
         not: settle it here, in the step of the stream that read it, and ask the next decision at
         once, without waking the match loop. The loop takes over when the game is over or the next
@@ -1009,29 +681,29 @@ class Match:
                 self._settle_answer(game, pending, inbound, at)  # (it tells the game what changed)
             else:
                 try:
-                    self._settle(game, pending, _Answered(inbound, at))
+                    self._settle(game, pending, Answered(inbound, at))
                 finally:
                     game.changed(pending.seat)  # its clock, faults, cards
             state = game.state
             if state.is_over or state.forfeited[state.current_seat]:
-                future.set_result(_CONCLUDED)
+                future.set_result(CONCLUDED)
             else:
                 self._ask(game, state.current_seat, future)
         except Exception as exc:  # an internal error: the match loop fails the match with it
             if not future.done():
                 future.set_exception(exc)
 
-    def _settle(self, game: _Game, pending: _Pending, outcome: _Outcome) -> None:
+    def _settle(self, game: Game, pending: Pending, outcome: Outcome) -> None:
         seat = pending.seat
         clock = game.clocks[seat]
         budget = pending.budget_ms
         tc = self.config.time_control
-        if isinstance(outcome, _Crashed):
+        if isinstance(outcome, Crashed):
             elapsed = (self._loop.time() - pending.sent_at) * 1000
             clock.charge(elapsed)
             self._fault(game, pending, FaultKind.CRASH, outcome.reason, elapsed)
             return
-        if isinstance(outcome, _TimedOut):
+        if isinstance(outcome, TimedOut):
             clock.expire()
             session = self.seats[seat]
             if session.stream is None:
@@ -1062,7 +734,7 @@ class Match:
             return
         self._fault(game, pending, FaultKind.MALFORMED, inbound.reason, elapsed)
 
-    def _settle_answer(self, game: _Game, pending: _Pending, inbound: Answer, at: float) -> None:
+    def _settle_answer(self, game: Game, pending: Pending, inbound: Answer, at: float) -> None:
         """Settle the pending decision with a well-formed answer received at ``at``."""
         elapsed = (at - pending.sent_at) * 1000
         clock = game.clocks[pending.seat]
@@ -1101,7 +773,7 @@ class Match:
             self._fault(game, pending, FaultKind.MALFORMED, str(exc), elapsed)
 
     def _fault(
-        self, game: _Game, pending: _Pending, kind: FaultKind, reason: str, elapsed_ms: float
+        self, game: Game, pending: Pending, kind: FaultKind, reason: str, elapsed_ms: float
     ) -> None:
         seat = pending.seat
         state = game.state

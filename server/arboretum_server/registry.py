@@ -21,7 +21,8 @@ from .errors import (
     Unauthenticated,
     Unavailable,
 )
-from .match import Match, MatchConfig
+from .match import Match
+from .matchconfig import MatchConfig
 from .messages import MatchStatus, is_over
 from .replays import ReplayStore
 from .seats import new_token, token_key

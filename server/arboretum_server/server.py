@@ -40,7 +40,6 @@ from .config import (
     Settings,
 )
 from .errors import BindError, NotFound, SettingsError
-from .match import Watcher
 from .registry import Registry
 from .service import (
     BOT_SERVICE,
@@ -51,6 +50,7 @@ from .service import (
     RefereeInterceptor,
     bot_service_handler,
 )
+from .watchers import Watcher
 
 __all__ = ["Referee", "RefereeThread", "serve", "start_referee"]
 

@@ -4,7 +4,7 @@ decoded straight from bytes.
 Every decision sends a request that carries the whole board, and brings back an answer. Building
 and parsing them as protobuf objects costs a message object per card, so the match keeps the
 encoded pieces of its game (each seat's public state, each hand, each event; see
-``match._Game``) and assembles a request by concatenation: a message's serialization is the
+``game.Game``) and assembles a request by concatenation: a message's serialization is the
 concatenation of its fields' encodings (key, then a varint or a length-prefixed payload). The
 bytes are exactly those ``RefereeMessage.SerializeToString()`` gives (canonical field order,
 proto3 defaults omitted); ``tests/server/test_referee_encoding.py`` checks that on random games.

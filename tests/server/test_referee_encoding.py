@@ -1,13 +1,13 @@
 """The referee's fast paths give exactly what the plain ones give.
 
-- ``_Game.request_wire`` encodes a decision request straight to wire bytes from cached pieces: they
+- ``Game.request_wire`` encodes a decision request straight to wire bytes from cached pieces: they
   must be the bytes ``referee_message(request).SerializeToString()`` gives for the same request
   built as plain values, for 2 to 4 players, with faults, forfeits, banks, redacted draws and large
   decision numbers.
 - ``edge.inbound_from_bytes`` reads well-formed answers straight from their bytes: it must mean
   what the protobuf path (``inbound_from_pb``) makes of the same bytes, for every answer a bot
   may send and for mangled ones.
-- ``_Game.board`` reuses a seat's public state until that seat's state changes: the board must equal
+- ``Game.board`` reuses a seat's public state until that seat's state changes: the board must equal
   one built from scratch at every step.
 - A whole match, driven in-process, sends in every request the view its state gives at that moment
   (the match's caches are dropped whenever something changes).
@@ -24,7 +24,9 @@ from arboretum import ALL_CARDS, DecisionKind, Draw, Play, random_decision
 from arboretum_proto.v1 import bot_pb2, game_pb2
 from arboretum_sdk import wire
 from arboretum_server import edge, wirebytes
-from arboretum_server.match import Match, MatchConfig, _Game
+from arboretum_server.game import Game
+from arboretum_server.match import Match
+from arboretum_server.matchconfig import MatchConfig
 from arboretum_server.messages import (
     Board,
     ClockState,
@@ -45,7 +47,7 @@ def _play(seed: int) -> int:
     players = rng.choice([2, 3, 4])
     match = Match("m", MatchConfig(players=players, match_seed=seed), ["t"] * players)
     # Game indexes and decision numbers on both sides of the encoder's tables' limits.
-    game = _Game(match, rng.choice([0, 1, 3, 1023, 1024, 20000]))
+    game = Game(match.config, match.match_id, rng.choice([0, 1, 3, 1023, 1024, 20000]))
     state = game.state
     cursors = [0] * players
     number = [0, 1000, 16_340, rng.randrange(1 << 40)][seed % 4]
@@ -144,7 +146,7 @@ def test_answers_decode_like_protobuf(seed: int) -> None:
     async def main() -> int:
         players = rng.choice([2, 3, 4])
         match = Match("m", MatchConfig(players=players, match_seed=seed), ["t"] * players)
-        game = _Game(match, 0)
+        game = Game(match.config, match.match_id, 0)
         state = game.state
         fast = 0
         number = 0
@@ -173,7 +175,7 @@ def test_answers_decode_like_protobuf(seed: int) -> None:
     assert asyncio.run(main()) > 200
 
 
-def _fresh_view(game: _Game, seat: int) -> View:
+def _fresh_view(game: Game, seat: int) -> View:
     """``seat``'s view built from the game's state alone (none of the game's caches)."""
     state = game.state
     seats = tuple(
@@ -214,7 +216,7 @@ def test_a_match_sends_what_its_state_says(players: int) -> None:
         streams = [match.connect(s) for s in range(players)]
         match.start()
         received: dict[tuple[int, int], list[game_pb2.Event]] = {}
-        games: dict[int, _Game] = {}
+        games: dict[int, Game] = {}
         checked = 0
         while True:
             done = match.done.is_set()  # then drain once more

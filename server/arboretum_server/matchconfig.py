@@ -1,0 +1,57 @@
+"""What defines a match: its seats, games, seeds, clock and fault policy (:class:`MatchConfig`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from arboretum import (
+    Species,
+)
+
+from .clock import TimeControl, check_time_control
+from .messages import (
+    FaultPolicy,
+)
+
+__all__ = ["MatchConfig"]
+
+
+@dataclass(frozen=True, slots=True)
+class MatchConfig:
+    """Everything that defines a match. ``match_seed`` is always set on a created match.
+
+    ``game_seeds``: empty, or each game's seed (then ``match_seed`` derives none of them)."""
+
+    players: int
+    match_seed: int
+    game_count: int = 1
+    species: tuple[Species, ...] | None = None
+    time_control: TimeControl = field(default_factory=TimeControl)
+    fault_policy: FaultPolicy = field(default_factory=FaultPolicy)
+    seat_names: tuple[str, ...] = ()
+    start_timeout_ms: int = 60000
+    game_seeds: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.players not in (2, 3, 4):
+            raise ValueError(f"a match has 2, 3 or 4 seats, not {self.players}")
+        if self.game_count < 1:
+            raise ValueError(f"a match has at least 1 game, not {self.game_count}")
+        if not 0 <= self.match_seed < 1 << 64:
+            raise ValueError("a match seed is an integer from 0 to 2**64-1")
+        if self.game_seeds:
+            if len(self.game_seeds) != self.game_count:
+                raise ValueError(f"{len(self.game_seeds)} game seeds for {self.game_count} games")
+            if not all(0 <= seed < 1 << 64 for seed in self.game_seeds):
+                raise ValueError("a game seed is an integer from 0 to 2**64-1")
+        if not self.seat_names:
+            object.__setattr__(self, "seat_names", tuple(f"seat {i}" for i in range(self.players)))
+        if len(self.seat_names) != self.players:
+            raise ValueError(f"{self.players} seats need {self.players} names")
+        if self.start_timeout_ms < 1:
+            raise ValueError("start_timeout_ms must be > 0")
+        check_time_control(self.time_control)
+        if self.fault_policy.faults_to_forfeit < 1:
+            raise ValueError("faults_to_forfeit must be >= 1")
+        if self.species is not None and len(set(self.species)) != len(self.species):
+            raise ValueError("the species must be distinct")
