@@ -70,6 +70,7 @@ EXPECTED: dict[str, dict[str, list[str]]] = {
         "arena ratings --league spring": ["fit of", "head to head"],
         "arena match logs": ["[match "],
         "arena match replay": ["wrote game.json"],
+        "arena match rerun": ["identical: every game re-ran decision for decision"],
     },
 }
 """What some commands must print (a command is matched by the start of its line)."""

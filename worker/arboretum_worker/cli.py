@@ -14,9 +14,10 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from arboretum_sdk import argtypes, clitools
+from arboretum_sdk.bot import Compute
 from arboretum_sdk.clitools import UserError, fail, plural
 
 from .report import (
@@ -104,6 +105,14 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     clitools.add_time_control(p)
     clitools.add_seed(p, "league seed")
     add_deals_per_series(p)
+    p.add_argument(
+        "--compute",
+        choices=get_args(Compute),
+        default="fixed",
+        help="the bots' compute mode (ARENA_COMPUTE in their sandbox): fixed (default: searching "
+        "built-in bots spend a fixed number of simulations, so every game re-runs bit for bit, "
+        "see arena match rerun) or time (a wall-clock budget)",
+    )
     p.set_defaults(handler=cmd_league_create)
 
     p = lsub.add_parser("run", parents=[common], help="enqueue the league's matches")
@@ -193,6 +202,18 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     )
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (default stdout)")
     p.set_defaults(handler=cmd_match_replay)
+    p = msub.add_parser(
+        "rerun",
+        parents=[common],
+        help="play a finished match again and report the first decision that differs",
+        description="Play a finished league match again, here, exactly as its job did: the stored "
+        "bot versions, each in its sandbox, the same seeds, clocks, fault policy and compute "
+        "mode, on a private referee. Then compare each game's decisions with its stored replay "
+        "and report the first that differs. Exit status 0 when every game re-ran identically, "
+        "1 otherwise.",
+    )
+    p.add_argument("match_id", metavar="MATCH", help=match_help)
+    p.set_defaults(handler=cmd_match_rerun)
 
     from .sprt import cli as sprt_cli
 
@@ -280,6 +301,7 @@ def cmd_league_create(args: argparse.Namespace) -> int:
             faults_to_forfeit=args.faults_to_forfeit,
             seed=args.seed,
             deals_per_series=args.deals_per_series,
+            compute=args.compute,
         )
     except (LeagueError, store.StoreError) as exc:
         return fail(str(exc))
@@ -289,7 +311,8 @@ def cmd_league_create(args: argparse.Namespace) -> int:
         f"{plural(ls.games_per_pairing, 'deal')} per combination, "
         f"up to {ls.deals_per_series} per match (series), "
         f"L={ls.time_control.per_decision_ms} ms B={ls.time_control.bank_ms} ms, "
-        f"forfeit at {plural(ls.fault_policy.faults_to_forfeit, 'fault')}, seed {ls.seed}"
+        f"forfeit at {plural(ls.fault_policy.faults_to_forfeit, 'fault')}, "
+        f"{ls.compute} compute, seed {ls.seed}"
     )
     for vid in ls.bots:
         print(f"  {version_label(r, vid)}")
@@ -547,6 +570,31 @@ def cmd_match_logs(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     return 0
+
+
+def cmd_match_rerun(args: argparse.Namespace) -> int:
+    from .rerun import RerunError, format_report, rerun_match
+
+    settings = _settings(args)
+    r = _redis(args)
+    record = _match_record(r, args.match_id)
+    if record is None:
+        return fail(f"no match {args.match_id!r}")
+    print(
+        f"re-running match {record.id} ({plural(record.games, 'game')}) in the sandbox",
+        flush=True,
+    )
+    try:
+        report = rerun_match(r, record.id, settings)
+    except RerunError as exc:
+        return fail(str(exc))
+    print(format_report(report, [version_label(r, vid) for vid in record.seats]))
+    if report.identical:
+        print(f"identical: every game re-ran decision for decision ({report.seconds:.1f} s)")
+        return 0
+    first = report.first_difference
+    assert first is not None
+    return fail(f"match {record.id} did not re-run identically: game {first.game} differs")
 
 
 def cmd_match_replay(args: argparse.Namespace) -> int:

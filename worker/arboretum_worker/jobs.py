@@ -22,13 +22,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from arboretum_sdk.bot import COMPUTE_ENV
+
 from . import store
 from .live import LivePublisher
 from .play import SOCKET_NAME, MatchError, MatchOutcome, MatchPlan, SeatPlan, run_play_match
 from .sandbox.capture import MARKER_ROOM
 from .settings import WorkerSettings, job_timeout, seat_thinking_s
 
-__all__ = ["on_match_failure", "run_match"]
+__all__ = ["match_plan", "on_match_failure", "run_match"]
 
 log = logging.getLogger(__name__)
 
@@ -77,24 +79,14 @@ def run_match(match_id: str) -> dict[str, Any]:
         return {"match_id": match_id, "recorded": False, "reason": "already finished"}
 
     ls = league.settings
-    tc, fp = ls.time_control, ls.fault_policy
+    tc = ls.time_control
     games = record.games  # a series: these deals in this one seating, the same bot processes
-    names = _seat_names(r, record.seats)
-    plan = MatchPlan(
-        match_id=match_id,
-        seed=record.seed,
-        players=ls.players,
-        games=games,
-        per_decision_ms=tc.per_decision_ms,
-        bank_ms=tc.bank_ms,
-        faults_to_forfeit=fp.faults_to_forfeit,
-        seats=tuple(SeatPlan(name=name) for name in names),
-        game_seeds=record.game_seeds,
-    )
+    plan = match_plan(r, record, ls)
+    names = [seat.name for seat in plan.seats]
     deadline = job_timeout(ls.players, games, tc.per_decision_ms, tc.bank_ms) - 10
     match_dir = _match_dir(settings, match_id)
     try:
-        outcome = _play(r, settings, plan, record.seats, match_dir, deadline)
+        outcome = _play(r, settings, plan, record.seats, match_dir, deadline, compute=ls.compute)
         if outcome.status != "finished":
             raise MatchError(
                 f"the referee ended the match as {outcome.status}: {outcome.reason or '-'}"
@@ -133,6 +125,22 @@ def run_match(match_id: str) -> dict[str, Any]:
         }
     finally:
         shutil.rmtree(match_dir, ignore_errors=True)
+
+
+def match_plan(r: Any, record: store.MatchRecord, ls: store.LeagueSettings) -> MatchPlan:
+    """What the referee is asked to play for a stored league match (its job, and a re-run)."""
+    tc, fp = ls.time_control, ls.fault_policy
+    return MatchPlan(
+        match_id=record.id,
+        seed=record.seed,
+        players=ls.players,
+        games=record.games,
+        per_decision_ms=tc.per_decision_ms,
+        bank_ms=tc.bank_ms,
+        faults_to_forfeit=fp.faults_to_forfeit,
+        seats=tuple(SeatPlan(name=name) for name in _seat_names(r, record.seats)),
+        game_seeds=record.game_seeds,
+    )
 
 
 def _seat_names(r: Any, versions: tuple[str, ...]) -> list[str]:
@@ -196,7 +204,12 @@ def _play(
     versions: tuple[str, ...],
     match_dir: Path,
     deadline_s: float,
+    compute: str = "fixed",
+    publish: bool = True,
 ) -> MatchOutcome:
+    """Play ``plan`` with each seat's version in its sandbox; ``compute`` is the bots'
+    ``ARENA_COMPUTE`` (a league's compute mode; fixed by default). ``publish``: publish its
+    public events as a live game (not for a re-run)."""
     from .league import bot_entry, sandbox_runner
     from .registry import materialise
     from .sandbox import DEFAULT_LIMITS
@@ -216,6 +229,7 @@ def _play(
             token=token,
             log_path=log_path,
             name=f"{plan.match_id}-seat{seat}",
+            env={COMPUTE_ENV: compute},
         )
 
     return run_play_match(
@@ -224,7 +238,7 @@ def _play(
         start_bot,
         deadline_s=deadline_s,
         output_cap=settings.output_cap,
-        live=LivePublisher(r, plan.match_id),
+        live=LivePublisher(r, plan.match_id) if publish else None,
     )
 
 

@@ -219,6 +219,7 @@ def create_league(
     faults_to_forfeit: int = 3,
     seed: int | None = None,
     deals_per_series: int = DEFAULT_DEALS_PER_SERIES,
+    compute: str = "fixed",
 ) -> store.League:
     """Create a league of these bots (names, ``name@version`` or version ids)."""
     versions = [resolve_version(r, spec) for spec in bots]
@@ -232,6 +233,7 @@ def create_league(
         time_control=store.TimeControl(per_decision_ms=per_decision_ms, bank_ms=bank_ms),
         fault_policy=store.FaultPolicy(faults_to_forfeit=faults_to_forfeit),
         deals_per_series=deals_per_series,
+        compute=compute,
     )
     return store.create_league(r, name, settings)
 

@@ -12,10 +12,11 @@ import time
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 import redis
 
+from arboretum_sdk.bot import Compute
 from arboretum_worker.keys import Keys, LeagueStatus, MatchStatus, StoreError, validate_name
 
 from .schedule import DEFAULT_DEALS_PER_SERIES, ScheduleError, check_deals_per_series
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BOT_LOG_CAP",
+    "COMPUTE_MODES",
     "INDEX_LUA",
     "INDEX_STALE",
     "Bot",
@@ -193,6 +195,10 @@ class EloSettings:
     k: float = 32.0
 
 
+COMPUTE_MODES: tuple[str, ...] = get_args(Compute)
+"""The values of ``LeagueSettings.compute``: the SDK's compute modes (``ARENA_COMPUTE``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class LeagueSettings:
     players: int
@@ -208,6 +214,10 @@ class LeagueSettings:
     deals_per_series: int = DEFAULT_DEALS_PER_SERIES
     """Most deals one match (a series: one seating, the same bot processes) plays. Leagues
     stored before series existed have none in their JSON and read as 1 (one game per match)."""
+    compute: str = "fixed"
+    """The bots' compute mode, ``ARENA_COMPUTE`` in their sandbox: ``fixed`` (a searching bot
+    spends a fixed number of simulations, so a game re-runs bit for bit) or ``time`` (a wall-clock
+    budget). Leagues stored before the setting existed read as ``time``, what they played with."""
 
     def __post_init__(self) -> None:
         if self.players not in (2, 3, 4):
@@ -228,6 +238,9 @@ class LeagueSettings:
             raise StoreError("time control: per_decision_ms > 0 and bank_ms >= 0")
         if self.fault_policy.faults_to_forfeit < 1:
             raise StoreError("fault policy: faults_to_forfeit >= 1")
+        if self.compute not in COMPUTE_MODES:
+            choices = " or ".join(COMPUTE_MODES)
+            raise StoreError(f"compute must be {choices}, not {self.compute!r}")
 
     def to_json(self) -> str:
         return json.dumps(
@@ -243,6 +256,7 @@ class LeagueSettings:
                 "fault_policy": {"faults_to_forfeit": self.fault_policy.faults_to_forfeit},
                 "elo": {"initial": self.elo.initial, "k": self.elo.k},
                 "deals_per_series": self.deals_per_series,
+                "compute": self.compute,
             },
             sort_keys=True,
             separators=(",", ":"),
@@ -260,6 +274,7 @@ class LeagueSettings:
             fault_policy=FaultPolicy(**d.get("fault_policy", {})),
             elo=EloSettings(**d.get("elo", {})),
             deals_per_series=int(d.get("deals_per_series", 1)),
+            compute=str(d.get("compute", "time")),
         )
 
 

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -410,6 +410,7 @@ class SandboxRunner:
         name: str = "bot",
         builtin: bool = False,
         python_args: Sequence[str] | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> SandboxedBot:
         """Start ``bot`` for a match in a fresh sandbox.
 
@@ -417,7 +418,9 @@ class SandboxRunner:
         folder. The bot reaches the referee only through ``socket_path`` (mounted at
         ``SOCKET_INSIDE``) with ``token`` in ``ARENA_TOKEN``. ``python_args`` replaces the SDK
         command (``-m arboretum_sdk.cli bot run <bot> --server unix:<socket>``); in it ``{bot}``
-        stands for the bot's path inside the sandbox.
+        stands for the bot's path inside the sandbox. ``env`` adds variables to the bot's
+        environment (which is otherwise built from scratch, :func:`bot_env`), such as the
+        league's ``ARENA_COMPUTE``.
         """
         if builtin:
             spec_str = str(bot)
@@ -446,7 +449,7 @@ class SandboxRunner:
         spec = LaunchSpec(
             name=name,
             argv=[sys.executable, *args],
-            env=bot_env(token),
+            env=bot_env(token, dict(env) if env else None),
             bot_host=bot_host,
             bot_inside=bot_inside if bot_host is not None else None,
             socket_host=Path(socket_path).absolute() if socket_path is not None else None,
