@@ -13,7 +13,7 @@ from .conftest import BOTS, Arena
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(480)]
 
 CLOCK = ["--per-decision-ms", "2000", "--bank-ms", "10000", "--faults-to-forfeit", "3"]
-BUILTINS = ["random", "greedy"]
+BUILTINS = ["random", "greedy", "search"]
 """The built-in bots whose randomness comes from their game's bot seed and whose compute is
 fixed under ARENA_COMPUTE=fixed."""
 
