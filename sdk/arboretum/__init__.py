@@ -27,7 +27,9 @@ from .errors import (
     ReplayError,
     Rule,
 )
+from .events import DrawEvent, Event, ForfeitEvent, PlayEvent
 from .grid import Arboretum
+from .legal import LegalDecisions
 from .policies import random_decision
 from .replay import (
     REPLAY_FORMAT,
@@ -43,12 +45,11 @@ from .state import (
     HAND_SIZE,
     SPECIES_PER_PLAYER_COUNT,
     GameState,
-    LegalDecisions,
     derive_bot_seed,
     derive_game_seed,
 )
 from .version import ENGINE_VERSION, RULES_VERSION
-from .views import DrawEvent, Event, ForfeitEvent, PlayEvent, SeatView
+from .views import SeatView
 
 __all__ = [
     "ALL_CARDS",

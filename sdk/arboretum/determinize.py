@@ -11,23 +11,18 @@ to reach its public hand size, and the rest form the deck, whose size must match
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING
 
 from .decisions import DecisionKind
 from .errors import DeterminizationError
 from .grid import STRIDE, pack
-
-if TYPE_CHECKING:
-    from .state import GameState
-    from .views import SeatView
+from .state import FIRST, OVER, PLAY, SECOND, GameState
+from .views import SeatView, use_determinizer
 
 __all__ = ["determinize"]
 
 
 def determinize(view: SeatView, rng: random.Random) -> GameState:
     """A full :class:`GameState` consistent with ``view``, the hidden cards dealt at random."""
-    from .state import FIRST, OVER, PLAY, SECOND, GameState
-
     pool = [c.id for c in view.unseen_cards()]
     rng.shuffle(pool)
     hands: list[list[int]] = []
@@ -78,3 +73,6 @@ def determinize(view: SeatView, rng: random.Random) -> GameState:
     state._last_turn = view.last_turn
     state.turn = view.turn
     return state
+
+
+use_determinizer(determinize)

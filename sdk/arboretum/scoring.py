@@ -12,13 +12,25 @@ added to both.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .cards import ALL_CARDS, Card, Cell, Species
 from .grid import STRIDE, unpack
 
-if TYPE_CHECKING:
-    from .state import GameState
+
+class ScoredGame(Protocol):
+    """What scoring reads of a game (a :class:`~arboretum.GameState` has it): the species in play,
+    each seat's hand (card ids) and arboretum (packed cell -> card id), and the forfeits."""
+
+    players: int
+    species: tuple[Species, ...]
+    _species_ids: tuple[int, ...]
+    _hands: list[list[int]]
+    _arbs: list[dict[int, int]]
+    _forfeited: list[bool]
+
+    def hand(self, seat: int) -> tuple[Card, ...]: ...
+
 
 __all__ = ["GameResult", "PathScore", "SeatScore", "SpeciesScore", "rank_seats", "score_game"]
 
@@ -248,7 +260,7 @@ def explain_path(arb: dict[int, int], species: int, cells: list[int]) -> PathSco
     )
 
 
-def final_totals(state: GameState) -> list[int]:
+def final_totals(state: ScoredGame) -> list[int]:
     """Only the totals, without explanation objects (rollouts use this)."""
     arbs = state._arbs
     in_hand = _hand_totals_by_species(state._hands)
@@ -263,7 +275,7 @@ def final_totals(state: GameState) -> list[int]:
     return totals
 
 
-def score_game(state: GameState) -> GameResult:
+def score_game(state: ScoredGame) -> GameResult:
     """Score a finished game, explaining every point."""
     arbs = state._arbs
     players = state.players

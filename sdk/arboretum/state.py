@@ -18,24 +18,22 @@ from __future__ import annotations
 import hashlib
 import random
 from bisect import insort
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from itertools import compress
-from typing import TYPE_CHECKING, overload
 
-from .cards import ALL_CARDS, Card, Cell, Species
+from .cards import ALL_CARDS, Card, Species
 from .decisions import DECK, Decision, DecisionKind, Draw, Play
 from .errors import ConfigError, IllegalDecisionError, NotationError, Rule
-from .grid import BITS, LIMIT, OFFSET, ORIGIN, STRIDE, Arboretum, in_range, pack, unpack
-
-if TYPE_CHECKING:
-    from .scoring import GameResult
-    from .views import Event, SeatView
+from .events import LOG_DRAW, LOG_FORFEIT, LOG_PLAY, Event, events_from_log
+from .grid import BITS, LIMIT, OFFSET, ORIGIN, STRIDE, Arboretum, pack, unpack
+from .legal import LegalDecisions
+from .scoring import GameResult, score_game
+from .views import SeatView
 
 __all__ = [
     "HAND_SIZE",
     "SPECIES_PER_PLAYER_COUNT",
     "GameState",
-    "LegalDecisions",
     "derive_bot_seed",
     "derive_game_seed",
 ]
@@ -57,16 +55,8 @@ _KINDS = (
     DecisionKind.GAME_OVER,
 )
 _PLAY_KIND = DecisionKind.PLAY  # a module constant is cheaper to look up than an enum member
-_DRAWS = tuple(Draw(source) for source in range(DECK, max(SPECIES_PER_PLAYER_COUNT)))
-"""The draw options, indexed by ``source + 1``: decisions are immutable, so they are shared."""
 _SEATS = tuple(tuple(range(players)) for players in range(max(SPECIES_PER_PLAYER_COUNT) + 1))
 """The seat numbers of a game, indexed by the player count."""
-
-# Log records (tuples, cheap to append and copy):
-#   (LOG_DRAW, seat, source, card)       source is DECK or a seat
-#   (LOG_PLAY, seat, cell, card, discard) discard is -1 when the second draw was skipped
-#   (LOG_FORFEIT, seat)
-LOG_DRAW, LOG_PLAY, LOG_FORFEIT = 0, 1, 2
 
 
 def derive_game_seed(match_seed: int, game_index: int) -> int:
@@ -372,15 +362,27 @@ class GameState:
 
         A draw from the deck shows its card only to the seat that drew it.
         """
-        from .views import events_from_log
-
         return events_from_log(self._log, since, seat)
 
     def view(self, seat: int) -> SeatView:
         """What ``seat`` may know now: its own hand plus public information only."""
-        from .views import make_view
-
-        return make_view(self, seat)
+        return SeatView(
+            seat=seat,
+            players=self.players,
+            species=self.species,
+            turn=self.turn,
+            current_seat=self.current_seat,
+            kind=self.decision_kind,
+            hand=self.hand(seat),
+            arboretums=tuple(self.arboretum(s) for s in range(self.players)),
+            discard_piles=tuple(self.discard_pile(s) for s in range(self.players)),
+            deck_size=self.deck_size,
+            hand_sizes=self.hand_sizes(),
+            known_cards=tuple(self.known_cards(s) for s in range(self.players)),
+            discard_required=self.discard_required,
+            last_turn=self.last_turn,
+            forfeited=self.forfeited,
+        )
 
     def legal_decisions(self) -> LegalDecisions:
         """The legal options for the decision due now, as a lazy sequence (empty once over)."""
@@ -412,8 +414,6 @@ class GameState:
 
     def result(self) -> GameResult:
         """Final scoring with its explanation. Only once the game is over."""
-        from .scoring import score_game
-
         if self._phase != OVER:
             raise IllegalDecisionError(Rule.WRONG_DECISION, "the game is not over yet")
         return score_game(self)
@@ -676,95 +676,3 @@ class GameState:
             f"<GameState players={self.players} turn={self.turn} seat={self._seat} "
             f"due={self.decision_kind.value} deck={len(self._deck)}>"
         )
-
-
-class LegalDecisions(Sequence[Decision]):
-    """The legal options for one decision, as a lazy sequence.
-
-    Supports ``len``, indexing (so ``random.choice`` works), iteration and ``in``. Elements are
-    :class:`Draw` or :class:`Play` objects, built only when asked for. A play option is indexed as
-    ``(card, cell, discard)`` with the discard varying fastest.
-    """
-
-    __slots__ = ("_per_card", "_size", "cells", "discard", "hand", "kind", "sources")
-
-    def __init__(
-        self,
-        kind: DecisionKind,
-        sources: tuple[int, ...],
-        hand: tuple[int, ...],
-        cells: tuple[int, ...],
-        discard: bool,
-    ) -> None:
-        self.kind = kind
-        self.sources = sources
-        self.hand = hand
-        self.cells = cells
-        self.discard = discard
-        if kind is _PLAY_KIND:
-            h = len(hand)
-            self._per_card = len(cells) * (h - 1 if discard else 1)
-            self._size = h * self._per_card
-        else:
-            self._per_card = 0
-            self._size = len(sources)
-
-    def __len__(self) -> int:
-        return self._size
-
-    @overload
-    def __getitem__(self, index: int) -> Decision: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Decision]: ...
-
-    def __getitem__(self, index: int | slice) -> Decision | Sequence[Decision]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(self._size))]
-        if index < 0:
-            index += self._size
-        if not 0 <= index < self._size:
-            raise IndexError(index)
-        if self.kind is not _PLAY_KIND:
-            return _DRAWS[self.sources[index] + 1]
-        hand = self.hand
-        per_card = self._per_card
-        i = index // per_card
-        rest = index - i * per_card
-        if self.discard:
-            others = len(hand) - 1
-            c = rest // others
-            j = rest - c * others
-            if j >= i:
-                j += 1
-            return Play(ALL_CARDS[hand[i]], unpack(self.cells[c]), ALL_CARDS[hand[j]])
-        return Play(ALL_CARDS[hand[i]], unpack(self.cells[rest]), None)
-
-    def __iter__(self) -> Iterator[Decision]:
-        for i in range(self._size):
-            yield self[i]
-
-    def __contains__(self, decision: object) -> bool:
-        if self.kind is _PLAY_KIND:
-            if type(decision) is not Play:
-                return False
-            if decision.card.id not in self.hand:
-                return False
-            x, y = decision.cell
-            if not in_range(x, y) or pack(x, y) not in self.cells:
-                return False
-            if self.discard:
-                d = decision.discard
-                return d is not None and d.id in self.hand and d is not decision.card
-            return decision.discard is None
-        return type(decision) is Draw and decision.source in self.sources
-
-    def cards(self) -> tuple[Card, ...]:
-        """The cards that may be played (the hand), for a PLAY decision."""
-        return tuple(ALL_CARDS[c] for c in self.hand)
-
-    def cell_options(self) -> tuple[Cell, ...]:
-        """The cells where a card may be played, for a PLAY decision, in (x, y) order."""
-        return tuple(unpack(p) for p in self.cells)
-
-    def __repr__(self) -> str:
-        return f"<LegalDecisions {self.kind.value}: {len(self)} options>"

@@ -10,15 +10,17 @@ Two states that differ only in cards hidden from a seat give equal views.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .cards import ALL_CARDS, Card, Cell, Species
+from .cards import ALL_CARDS, Card, Species
 from .decisions import DECK, DecisionKind, Draw, Play
-from .grid import ORIGIN, Arboretum, in_range, pack, unpack
-from .state import LegalDecisions
+from .events import DrawEvent, Event, ForfeitEvent, PlayEvent
+from .grid import ORIGIN, Arboretum, in_range, pack
+from .legal import LegalDecisions
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the annotation of SeatView.determinize only: nothing here imports the state
     from .state import GameState
 
 # Module constants: a bot asks for its options once per decision, and an enum member looked up on
@@ -26,65 +28,7 @@ if TYPE_CHECKING:
 _PLAY = DecisionKind.PLAY
 _GAME_OVER = DecisionKind.GAME_OVER
 
-__all__ = ["DrawEvent", "Event", "ForfeitEvent", "PlayEvent", "SeatView"]
-
-
-@dataclass(frozen=True, slots=True)
-class DrawEvent:
-    """``seat`` drew from ``source`` (``DECK`` or a seat's pile). ``card`` is ``None`` for a deck
-    draw seen by anyone but the drawer."""
-
-    seat: int
-    source: int
-    card: Card | None
-
-    def __str__(self) -> str:
-        where = "deck" if self.source == DECK else f"pile {self.source}"
-        return f"seat {self.seat} drew {self.card or 'a card'} from {where}"
-
-
-@dataclass(frozen=True, slots=True)
-class PlayEvent:
-    """``seat`` played ``card`` at ``cell`` and discarded ``discard`` (None: no second draw)."""
-
-    seat: int
-    card: Card
-    cell: Cell
-    discard: Card | None
-
-    def __str__(self) -> str:
-        tail = f", discarded {self.discard}" if self.discard else ", no discard"
-        return f"seat {self.seat} played {self.card} at {self.cell}{tail}"
-
-
-@dataclass(frozen=True, slots=True)
-class ForfeitEvent:
-    seat: int
-
-    def __str__(self) -> str:
-        return f"seat {self.seat} forfeited"
-
-
-Event = DrawEvent | PlayEvent | ForfeitEvent
-
-
-def events_from_log(log: list[tuple[int, ...]], since: int, seat: int | None) -> list[Event]:
-    from .state import LOG_DRAW, LOG_PLAY
-
-    events: list[Event] = []
-    for record in log[since:]:
-        kind = record[0]
-        if kind == LOG_DRAW:
-            _, who, source, cid = record
-            visible = source != DECK or who == seat
-            events.append(DrawEvent(who, source, ALL_CARDS[cid] if visible else None))
-        elif kind == LOG_PLAY:
-            _, who, p, cid, did = record
-            discard = ALL_CARDS[did] if did >= 0 else None
-            events.append(PlayEvent(who, ALL_CARDS[cid], unpack(p), discard))
-        else:
-            events.append(ForfeitEvent(record[1]))
-    return events
+__all__ = ["DrawEvent", "Event", "ForfeitEvent", "PlayEvent", "SeatView", "use_determinizer"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,26 +129,19 @@ class SeatView:
 
     def determinize(self, rng: random.Random) -> GameState:
         """A full game state consistent with this view; see :func:`arboretum.determinize`."""
-        from .determinize import determinize
-
-        return determinize(self, rng)
+        return _determinizer(self, rng)
 
 
-def make_view(state: GameState, seat: int) -> SeatView:
-    return SeatView(
-        seat=seat,
-        players=state.players,
-        species=state.species,
-        turn=state.turn,
-        current_seat=state.current_seat,
-        kind=state.decision_kind,
-        hand=state.hand(seat),
-        arboretums=tuple(state.arboretum(s) for s in range(state.players)),
-        discard_piles=tuple(state.discard_pile(s) for s in range(state.players)),
-        deck_size=state.deck_size,
-        hand_sizes=state.hand_sizes(),
-        known_cards=tuple(state.known_cards(s) for s in range(state.players)),
-        discard_required=state.discard_required,
-        last_turn=state.last_turn,
-        forfeited=state.forfeited,
-    )
+def _no_determinizer(view: SeatView, rng: random.Random) -> GameState:
+    raise RuntimeError("arboretum.determinize is not loaded")  # importing arboretum loads it
+
+
+_determinizer: Callable[[SeatView, random.Random], GameState] = _no_determinizer
+
+
+def use_determinizer(function: Callable[[SeatView, random.Random], GameState]) -> None:
+    """Make ``function`` what :meth:`SeatView.determinize` calls. :mod:`arboretum.determinize`
+    registers itself when it is imported (``import arboretum`` does): it builds game states, so
+    this module, which the state imports, cannot import it."""
+    global _determinizer
+    _determinizer = function
