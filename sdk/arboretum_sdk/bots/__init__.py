@@ -1,6 +1,7 @@
 """The built-in bots, written with the public SDK only (``arena bot list``).
 
-``BUILTIN_BOTS`` maps each name usable as a bot spec to ``module:Class`` in this package.
+``BUILTIN_BOTS`` maps each name usable as a bot spec to ``module:Class`` in this package. (The
+order is the order of ``arena bot list``; the demo league plays the first three.)
 """
 
 from __future__ import annotations
@@ -15,5 +16,10 @@ BUILTIN_BOTS: dict[str, tuple[str, str, str]] = {
         "one-move heuristic: extends its best paths, guards its hand",
     ),
     "search": ("search", "SearchBot", "determinized Monte Carlo search, <= 0.3 s a decision"),
+    "lookahead": (
+        "lookahead",
+        "LookaheadBot",
+        "one-ply heuristic: exact path scoring, a model of the right to score",
+    ),
 }
 """name -> (module in arboretum_sdk.bots, class name, one-line description)"""
