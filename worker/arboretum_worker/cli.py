@@ -245,7 +245,7 @@ def _redis(args: argparse.Namespace) -> Any:
         client = connect_redis(_settings(args).redis_url)
     except RedisUnavailable as exc:
         raise UserError(str(exc)) from None
-    from .league import prepare_store
+    from .progress import prepare_store
 
     prepare_store(client)  # one GET, unless matches stored before the indexes are there
     return client
@@ -280,7 +280,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 def cmd_league_create(args: argparse.Namespace) -> int:
     from . import registry, store
-    from .league import LeagueError, create_league, register_builtins, sandbox_check
+    from .bots import register_builtins, sandbox_check
+    from .league import LeagueError, create_league
     from .schedule import block_deals
 
     r = _redis(args)
@@ -391,7 +392,7 @@ def cmd_league_retry(args: argparse.Namespace) -> int:
 
 def cmd_league_list(args: argparse.Namespace) -> int:
     from . import store
-    from .league import league_progress
+    from .progress import league_progress
 
     r = _redis(args)
     rows = []
@@ -621,7 +622,7 @@ def cmd_match_replay(args: argparse.Namespace) -> int:
 
 def cmd_bot_submit(args: argparse.Namespace) -> int:
     from . import registry, store
-    from .league import submit_bot
+    from .bots import submit_bot
 
     settings = _settings(args)
     r = _redis(args)

@@ -197,7 +197,8 @@ def main(args: argparse.Namespace) -> int:
     from arboretum_sdk.bots import BUILTIN_BOTS
 
     from . import registry, store
-    from .league import builtin_bot_files, create_league, run_league, sandbox_check
+    from .bots import builtin_bot_files, sandbox_check
+    from .league import create_league, run_league
     from .report import LEADERBOARD_HEADERS, LEADERBOARD_RIGHT, follow, leaderboard_rows, table
     from .settings import RedisUnavailable, WorkerSettings
 

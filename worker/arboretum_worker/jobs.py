@@ -19,6 +19,7 @@ import shutil
 import socket
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,7 @@ def _worker_name() -> str:
 
 def run_match(match_id: str) -> dict[str, Any]:
     """Play league match ``match_id`` (stored by ``league run``) and record its result once."""
-    from .league import mark_finished_if_done
+    from .progress import mark_finished_if_done
     from .ratings import record_result
 
     settings = WorkerSettings.from_env()
@@ -210,7 +211,7 @@ def _play(
     """Play ``plan`` with each seat's version in its sandbox; ``compute`` is the bots'
     ``ARENA_COMPUTE`` (a league's compute mode; fixed by default). ``publish``: publish its
     public events as a live game (not for a re-run)."""
-    from .league import bot_entry, sandbox_runner
+    from .bots import bot_entry, sandbox_runner
     from .registry import materialise
     from .sandbox import DEFAULT_LIMITS
 
@@ -288,8 +289,68 @@ def on_match_failure(
     if changed:
         log.warning("match %s: attempt failed: %s", match_id, reason)
     if status is store.MatchStatus.FAILED:
-        from .league import mark_finished_if_done
+        from .progress import mark_finished_if_done
 
         record = store.get_match(connection, match_id)
         if record is not None:
             mark_finished_if_done(connection, record.league)
+
+
+# --------------------------------------------------------------------------- enqueueing
+
+JOB_PREFIX = "arena-match-"
+RESULT_TTL_S = 7 * 24 * 3600
+FAILURE_TTL_S = 30 * 24 * 3600
+
+
+def job_id(match_id: str) -> str:
+    return JOB_PREFIX + match_id
+
+
+def _queue(r: Any, settings: WorkerSettings) -> Any:
+    from rq import Queue
+
+    return Queue(settings.queue, connection=r)
+
+
+def fetch_job(r: Any, match_id: str) -> Any:
+    from rq.exceptions import NoSuchJobError
+    from rq.job import Job
+
+    try:
+        return Job.fetch(job_id(match_id), connection=r)
+    except NoSuchJobError:
+        return None
+
+
+def enqueue_matches(
+    r: Any, league: store.League, match_ids: Iterable[str], settings: WorkerSettings
+) -> int:
+    """Enqueue these matches (one job each) unless a job for them is already waiting or running."""
+    from rq import Callback, Retry
+
+    queue = _queue(r, settings)
+    ls = league.settings
+    tc = ls.time_control
+    timeout = job_timeout(ls.players, ls.deals_per_series, tc.per_decision_ms, tc.bank_ms)
+    count = 0
+    for match_id in match_ids:
+        job = fetch_job(r, match_id)
+        if job is not None:
+            status = job.get_status(refresh=True)
+            if status in ("queued", "started", "scheduled", "deferred"):
+                continue
+            job.delete()
+        queue.enqueue(
+            run_match,
+            match_id,
+            job_id=job_id(match_id),
+            job_timeout=timeout,
+            retry=Retry(max=settings.retries),
+            on_failure=Callback(on_match_failure),
+            result_ttl=RESULT_TTL_S,
+            failure_ttl=FAILURE_TTL_S,
+            description=f"league {league.name}: match {match_id}",
+        )
+        count += 1
+    return count

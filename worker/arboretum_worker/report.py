@@ -66,7 +66,7 @@ def follow(
     r: Any, name: str, interval: float = 0.5, *, problem: Callable[[], str | None] | None = None
 ) -> int:
     """Show the progress until the league is done; a ``problem()`` message aborts it."""
-    from .league import league_progress
+    from .progress import league_progress
 
     tty = sys.stdout.isatty()
     last = ""

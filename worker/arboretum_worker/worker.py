@@ -82,7 +82,7 @@ def run_worker(
         job_monitoring_interval=settings.monitor_interval_s,
     )
     worker.heartbeat_margin_s = settings.heartbeat_margin_s
-    from .league import prepare_store
+    from .progress import prepare_store
 
     prepare_store(connection)  # index matches stored before the match indexes (once)
     log.info(
