@@ -19,6 +19,10 @@ AUTHOR_TOKEN_ENV = "ARENA_AUTHOR_TOKEN"
 SERVER_ENV = "ARENA_SERVER"
 """The league's web server for ``arena bot submit``."""
 
+LOCAL_SUBMIT = "local_submit"
+"""The ``arena bot submit`` parser's default that the league sets: a handler that stores the bot
+in the league's Redis (used without ``--server``)."""
+
 EXIT_OK = 0
 EXIT_CLIENT = 1
 EXIT_USAGE = 2
@@ -158,15 +162,16 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_submit(args: argparse.Namespace) -> int:
     if args.server is None:
-        try:
-            from arboretum_worker.cli import cmd_bot_submit
-        except ImportError:
+        # The league (arboretum-league), when installed, registers how to store a bot in its
+        # Redis directly (LOCAL_SUBMIT): the SDK does not import the league.
+        local_submit = getattr(args, LOCAL_SUBMIT, None)
+        if local_submit is None:
             return fail(
                 "give --server URL (the league's web server) and your author token; submitting "
                 "straight to Redis needs the league (pip install arboretum-league)",
                 EXIT_USAGE,
             )
-        return int(cmd_bot_submit(args))
+        return int(local_submit(args))
     from .submit import SubmitError, submit_bot
 
     token = args.token

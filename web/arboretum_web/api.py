@@ -18,7 +18,8 @@ from starlette.routing import Route
 from arboretum_worker import registry, store
 
 from . import live, queries, sprt
-from .app import default_check, request_author
+from .config import default_check
+from .identity import request_author
 from .openapi import MAX_FILENAME, MAX_OFFSET, openapi_document
 from .resources import (
     bool_param,

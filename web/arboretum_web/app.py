@@ -1,9 +1,9 @@
 """The Starlette application: pages, the JSON API under ``/api/v1``, static files, errors.
 
 :func:`create_app` wires it; :mod:`.pages` and :mod:`.api` hold the endpoints. Cross-cutting
-concerns live here: the Redis client and settings on ``app.state``, the author of a request
-(:func:`request_author`), and the error handlers (an HTML page for pages, JSON for ``/api/``,
-never a traceback).
+concerns live here: the Redis client and settings on ``app.state`` and the error handlers (an
+HTML page for pages, JSON for ``/api/``, never a traceback); the settings are in :mod:`.config`,
+the author of a request in :mod:`.identity` (both still import from here).
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,69 +26,25 @@ from starlette.templating import Jinja2Templates
 
 from arboretum_worker import store
 
-from . import authors
+from . import api, pages
+from .config import SubmitCheck, WebSettings, default_check
+from .identity import AUTH_COOKIE, request_author
 from .live import LiveHub
-from .queries import FitCache
 from .safety import CSRF_FIELD, SECURITY_HEADERS, LazyToken, SafetyMiddleware
 from .uploads import UploadGate
 
-__all__ = ["AUTH_COOKIE", "WebSettings", "create_app", "request_author"]
+__all__ = [
+    "AUTH_COOKIE",
+    "SubmitCheck",
+    "WebSettings",
+    "create_app",
+    "default_check",
+    "request_author",
+]
 
 log = logging.getLogger(__name__)
 
 HERE = Path(__file__).parent
-AUTH_COOKIE = "arena_token"
-
-SubmitCheck = Callable[[Path], None]
-
-
-@dataclass
-class WebSettings:
-    redis_url: str = "redis://localhost:6379/0"
-    check: SubmitCheck | None = None
-    """The check of a submitted bot (the league's sandbox check when None)."""
-    sandbox: str | None = None
-    """Sandbox kind for the default check (``$ARENA_SANDBOX`` when None)."""
-    secure_cookies: bool = False
-    upload_concurrency: int = 2
-    """Uploads unpacked and checked at once (the rest wait)."""
-    upload_queue: int = 32
-    """Uploads that may wait for their turn; past that an upload gets 503."""
-    live_delay_turns: int = 0
-    """Live games are shown this many turns late (:mod:`.live`)."""
-    live_max_viewers: int = 2000
-    """Live streams open at once in this process; past that a viewer gets 503."""
-    fits: FitCache = field(default_factory=FitCache)
-
-
-def default_check(settings: WebSettings) -> SubmitCheck:
-    """The league's own pre-store check: ``check_bot`` inside the sandbox (as ``arena bot
-    submit``)."""
-    from arboretum_worker.league import sandbox_check
-    from arboretum_worker.settings import WorkerSettings
-
-    worker = WorkerSettings.from_env()
-    if settings.sandbox:
-        worker = WorkerSettings(sandbox=settings.sandbox)
-    return sandbox_check(worker)
-
-
-def request_author(request: Request) -> str | None:
-    """The author authenticated by ``Authorization: Bearer`` or the login cookie, else None."""
-    token: str | None = None
-    header = request.headers.get("authorization", "")
-    if header.lower().startswith("bearer "):
-        token = header[7:].strip()
-    elif AUTH_COOKIE in request.cookies:
-        token = request.cookies[AUTH_COOKIE]
-    if not token:
-        return None
-    cached = request.scope.get("arena.author")
-    if cached is not None:
-        return str(cached) or None
-    author = authors.authenticate(request.app.state.redis, token)
-    request.scope["arena.author"] = author or ""
-    return author
 
 
 def _is_api(request: Request) -> bool:
@@ -168,8 +123,6 @@ def create_app(
     settings: WebSettings | None = None, *, client: redis.Redis | None = None
 ) -> Starlette:
     """The web app. ``client`` (bytes replies) wins over ``settings.redis_url``."""
-    from . import api, pages
-
     settings = settings or WebSettings()
     routes = [
         *pages.routes(),

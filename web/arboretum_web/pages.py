@@ -16,8 +16,9 @@ from starlette.templating import Jinja2Templates
 from arboretum_worker import store
 
 from . import authors, queries, sprt
-from .app import AUTH_COOKIE, default_check, request_author
 from .chart import llr_chart, rating_chart
+from .config import default_check
+from .identity import AUTH_COOKIE, request_author
 from .resources import (
     bool_param,
     bot_json,

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from arboretum_worker import registry, store
 
 from . import queries
-from .app import request_author
+from .identity import request_author
 from .replays import is_complete, seat_view, strip_faults
 
 __all__ = [

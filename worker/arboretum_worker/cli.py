@@ -224,6 +224,11 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         p = bot.add_parser("versions", parents=[common], help="a bot's submitted versions")
         p.add_argument("name", metavar="NAME", help="the bot's name")
         p.set_defaults(handler=cmd_bot_versions)
+        submit = bot.choices.get("submit")
+        if submit is not None:  # without --server, `arena bot submit` stores the bot in Redis
+            from arboretum_sdk.botcli import LOCAL_SUBMIT
+
+            submit.set_defaults(**{LOCAL_SUBMIT: cmd_bot_submit})
 
 
 # --------------------------------------------------------------------------- helpers

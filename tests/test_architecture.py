@@ -1,0 +1,190 @@
+"""The house rules of docs/ARCHITECTURE.md, checked on the source: dependencies point one way.
+
+Every import of the project's modules counts, wherever it is written: at the top, inside a
+function (a "lazy" import) or under ``TYPE_CHECKING``.
+
+- No import circle among the project's modules (the one exception below, with its reason).
+- The distributions depend on each other in one order: the engine (``arboretum``), the SDK
+  (``arboretum_sdk``), the referee (``arboretum_server``), the league (``arboretum_worker``), the
+  web app (``arboretum_web``); a module never imports from a later one. (The SDK's ``arena``
+  command finds the later ones' subcommands by name, with ``importlib``: no import.)
+- The engine imports only the standard library and itself.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = {
+    "arboretum": "sdk",
+    "arboretum_sdk": "sdk",
+    "arboretum_server": "server",
+    "arboretum_worker": "worker",
+    "arboretum_web": "web",
+}
+ORDER = list(PACKAGES)
+"""The distributions' packages in dependency order (a module imports only from its own or earlier
+ones)."""
+
+TYPE_ONLY_EXCEPTIONS = {
+    ("arboretum.views", "arboretum.state"): "SeatView.determinize's return annotation: a view "
+    "builds a GameState and a GameState builds views; nothing in views.py imports the state at "
+    "run time (determinize.py registers the function the method calls)",
+}
+"""Imports allowed against the order, each under TYPE_CHECKING only, with the reason."""
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str
+    target: str
+    line: int
+    type_only: bool
+
+
+@functools.cache
+def modules() -> dict[str, Path]:
+    found = {}
+    for package, folder in PACKAGES.items():
+        for path in (ROOT / folder / package).rglob("*.py"):
+            parts = path.relative_to(ROOT / folder).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            found[name] = path
+    return found
+
+
+def _type_checking_lines(tree: ast.Module) -> set[int]:
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.body:
+                lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
+    return lines
+
+
+@functools.cache
+def imports() -> list[Import]:
+    known = modules()
+    out = []
+    for name, path in known.items():
+        tree = ast.parse(path.read_text())
+        type_only = _type_checking_lines(tree)
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(tree):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")
+                    base = base[: len(base) - (node.level - 1)]
+                    module = ".".join([*base, node.module] if node.module else base)
+                else:
+                    module = node.module or ""
+                targets = [module] + [f"{module}.{alias.name}" for alias in node.names]
+            for target in targets:
+                while target and target not in known and "." in target:
+                    target = target.rpartition(".")[0]
+                if target in known and target != name:
+                    out.append(Import(name, target, node.lineno, node.lineno in type_only))
+    return out
+
+
+def _is_parent_package(a: str, b: str) -> bool:
+    """A package's ``__init__`` importing its own submodules (or a submodule, its package)."""
+    return b.startswith(a + ".") or a.startswith(b + ".")
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_project_is_found() -> None:
+    names = modules()
+    assert {"arboretum.state", "arboretum_sdk.wire.views", "arboretum_server.match"} <= set(names)
+    assert {"arboretum_worker.jobs", "arboretum_web.app"} <= set(names)
+    assert len(imports()) > 300
+
+
+def test_no_import_circles() -> None:
+    edges: dict[str, set[str]] = {}
+    for imp in imports():
+        if _is_parent_package(imp.source, imp.target):
+            continue
+        if (imp.source, imp.target) in TYPE_ONLY_EXCEPTIONS:
+            assert imp.type_only, f"{imp.source}:{imp.line} imports {imp.target} at run time"
+            continue
+        edges.setdefault(imp.source, set()).add(imp.target)
+    found = cycles(edges)
+    assert not found, "import circles (a module that imports, even lazily, its importer):\n" + (
+        "\n".join(" <-> ".join(c) for c in found)
+    )
+
+
+def test_the_distributions_depend_in_one_order() -> None:
+    wrong = []
+    for imp in imports():
+        a, b = imp.source.split(".")[0], imp.target.split(".")[0]
+        if ORDER.index(b) > ORDER.index(a):
+            wrong.append(f"{imp.source}:{imp.line} imports {imp.target}")
+    assert not wrong, "imports against the distributions' order:\n" + "\n".join(wrong)
+
+
+def test_the_engine_imports_only_the_standard_library() -> None:
+    stdlib = sys.stdlib_module_names
+    for name, path in modules().items():
+        if not name.startswith("arboretum.") and name != "arboretum":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                roots = [alias.name.split(".")[0] for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                roots = [(node.module or "").split(".")[0]]
+            else:
+                continue
+            for root in roots:
+                assert root in stdlib or root == "arboretum", f"{name}:{node.lineno}: {root}"
+
+
+def test_the_exceptions_still_exist() -> None:
+    """An exception that no longer happens is taken off the list."""
+    seen = {(i.source, i.target) for i in imports()}
+    for pair, reason in TYPE_ONLY_EXCEPTIONS.items():
+        assert pair in seen, f"{pair} is not imported any more ({reason}): remove the exception"
