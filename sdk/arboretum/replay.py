@@ -398,6 +398,10 @@ def verify_steps(doc: Mapping[str, Any]) -> ReplayCheck:
     link = chain_start(state) if digests else ""
     position = _Position(state)
     steps = _field(doc, "steps", list, "header")
+    if not digests and any(isinstance(step, dict) and "digest" in step for step in steps):
+        # Version 1 had no digests: steps that carry them were written as version 2 or later, and
+        # a lowered version must not switch their check off.
+        raise ReplayError(f"header: a version {version} replay has no digests, but its steps do")
     for i, step in enumerate(steps):
         if not isinstance(step, dict):
             raise ReplayError("a step is a JSON object", i)

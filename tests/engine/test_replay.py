@@ -659,3 +659,10 @@ def test_a_changed_seat_score_is_reported_by_its_field_in_one_short_line() -> No
     seat["species"][2]["hand_total"] += 1
     error = fails(doc, None, "seat 1", "species[2].hand_total")
     assert len(str(error)) < 200 and "\n" not in str(error)
+
+
+def test_a_lowered_version_does_not_switch_the_digests_off() -> None:
+    doc = replay()
+    doc["version"] = 1
+    with pytest.raises(ReplayError, match="a version 1 replay has no digests, but its steps do"):
+        verify_replay(doc)
