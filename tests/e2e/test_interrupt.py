@@ -3,14 +3,22 @@ and one Ctrl-C stops the runner at any moment (loading, mid-match), leaving no p
 
 The test bots append ``E2E pid=...`` lines to ``E2E_TRACE_FILE``, so every process that ran a
 bot's code is known and checked gone afterwards.
+
+Each runner starts with SIGINT's default action, as under a terminal: a shell without job control
+starts background commands with SIGINT ignored, and an ignored SIGINT is inherited (Python then
+never raises KeyboardInterrupt), so a suite run that way would otherwise test nothing. Each runner
+also gets a process group of its own (its bots are in it too), which the test kills whatever
+happens, so that a failing test leaves no runner and no bot behind.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -19,18 +27,41 @@ from .support import ARENA, BOTS, pids_in
 
 pytestmark = pytest.mark.integration
 
+Start = Callable[..., subprocess.Popen[str]]
 
-def start(tmp_path: Path, *args: str, group: bool = False) -> subprocess.Popen[str]:
-    env = dict(os.environ, E2E_TRACE_FILE=str(tmp_path / "trace.txt"))
-    return subprocess.Popen(
-        [*ARENA, "play", *args, "--replays", str(tmp_path / "replays"), "--seed", "5"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        env=env,
-        start_new_session=group,
-    )
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.fixture
+def start(tmp_path: Path) -> Iterator[Start]:
+    """``start(*args)``: ``arena play ARGS`` in a process group of its own, with SIGINT's
+    default action; at the end of the test the group (the runner and its bots) is killed."""
+    started: list[subprocess.Popen[str]] = []
+
+    def run(*args: str) -> subprocess.Popen[str]:
+        env = dict(os.environ, E2E_TRACE_FILE=str(tmp_path / "trace.txt"))
+        proc = subprocess.Popen(
+            [*ARENA, "play", *args, "--replays", str(tmp_path / "replays"), "--seed", "5"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=env,
+            start_new_session=True,
+            preexec_fn=_default_sigint,
+        )
+        started.append(proc)
+        return proc
+
+    try:
+        yield run
+    finally:
+        for proc in started:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
 
 
 def traced(tmp_path: Path) -> str:
@@ -67,9 +98,9 @@ def assert_all_gone(tmp_path: Path) -> None:
     assert not [p for p in pids if alive(p)], f"processes left behind: {pids}"
 
 
-def test_a_blocking_import_is_stopped_by_the_start_timeout(tmp_path: Path) -> None:
+def test_a_blocking_import_is_stopped_by_the_start_timeout(tmp_path: Path, start: Start) -> None:
     started = time.monotonic()
-    proc = start(tmp_path, str(BOTS / "blocking_import.py"), "random", "--start-timeout-ms", "3000")
+    proc = start(str(BOTS / "blocking_import.py"), "random", "--start-timeout-ms", "3000")
     out, err = proc.communicate(timeout=60)
     took = time.monotonic() - started
     assert proc.returncode == 2, (out, err)
@@ -81,8 +112,8 @@ def test_a_blocking_import_is_stopped_by_the_start_timeout(tmp_path: Path) -> No
     assert_all_gone(tmp_path)
 
 
-def test_one_ctrl_c_while_a_bot_is_loading_stops_everything(tmp_path: Path) -> None:
-    proc = start(tmp_path, str(BOTS / "blocking_import.py"), "random")
+def test_one_ctrl_c_while_a_bot_is_loading_stops_everything(tmp_path: Path, start: Start) -> None:
+    proc = start(str(BOTS / "blocking_import.py"), "random")
     wait_for(tmp_path, "importing: blocking")
     proc.send_signal(signal.SIGINT)  # to the runner alone: it must stop its children itself
     out, err = proc.communicate(timeout=20)
@@ -92,11 +123,11 @@ def test_one_ctrl_c_while_a_bot_is_loading_stops_everything(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("group", [False, True], ids=["runner-only", "terminal"])
-def test_one_ctrl_c_mid_match_stops_everything(tmp_path: Path, group: bool) -> None:
+def test_one_ctrl_c_mid_match_stops_everything(tmp_path: Path, start: Start, group: bool) -> None:
     """``terminal``: the signal goes to the whole process group, as a terminal's Ctrl-C does;
     ``runner-only``: to the runner alone (kill -INT)."""
     pidbot = str(BOTS / "pidbot.py")
-    proc = start(tmp_path, pidbot, pidbot, "--games", "500", group=group)
+    proc = start(pidbot, pidbot, "--games", "500")
     wait_for(tmp_path, "game=1 ", count=2)  # both seats are playing their second game
     started = time.monotonic()
     if group:
