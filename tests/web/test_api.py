@@ -50,9 +50,20 @@ def test_leaderboard_matches_stored_ratings(client: Any, r: redis.Redis, demo: D
     # latest version per bot only: oakheart's v1 is hidden
     assert sorted(row["bot"] for row in rows) == ["oakheart", "random", "sapling"]
     assert [row["rank"] for row in rows] == [1, 2, 3]
-    assert [row["elo"] for row in rows] == sorted((row["elo"] for row in rows), reverse=True)
+    # ordered by the live rating, best first, as `arena leaderboard`
+    skills = ratings.live_ratings(r, "demo")
+    order = [row.version for row in ratings.standings(r, "demo")]
+    assert [row["version"] for row in rows] == [
+        v for v in order if v in {x["version"] for x in rows}
+    ]
+    assert [row["live_rating"] for row in rows] == sorted(
+        (row["live_rating"] for row in rows), reverse=True
+    )
     for row in rows:
         vid = row["version"]
+        assert row["live_rating"] == skills[vid].mu
+        assert row["live_low"] == skills[vid].lower < row["live_rating"] < row["live_high"]
+        assert row["live_high"] == skills[vid].upper
         assert row["elo"] == pytest.approx(live[vid])
         st = ratings.stats(r, "demo", vid)
         assert row["games"] == st.games

@@ -82,12 +82,15 @@ def test_leaderboard_rows_match_the_stored_ratings(page: Any, r: redis.Redis) ->
     page.goto("/")
     rows = page.locator("#leaderboard tbody tr")
     latest = {registry.latest(r, n) for n in ("oakheart", "sapling", "random")}
-    expected = [vid for vid, _e, _s in ratings.leaderboard(r, "demo") if vid in latest]
+    expected = [row.version for row in ratings.standings(r, "demo") if row.version in latest]
+    live = ratings.live_ratings(r, "demo")
     assert rows.count() == len(expected)
     for i, vid in enumerate(expected):
         row = rows.nth(i)
         assert row.get_attribute("data-version") == vid
         st = ratings.stats(r, "demo", vid)
+        shown = f"{live[vid].mu:.0f} ± {live[vid].half_width:.0f}"
+        assert row.locator(".live").inner_text() == shown
         assert row.locator(".elo").inner_text() == f"{ratings.rating(r, 'demo', vid):.1f}"
         assert row.locator(".games").inner_text() == str(st.games)
         assert row.locator(".rank").inner_text() == str(i + 1)

@@ -24,11 +24,19 @@ def _ok(resp: Any) -> str:
 def test_leaderboard_page(client: Any, r: redis.Redis, demo: DemoData) -> None:
     html = _ok(client.get("/"))
     rows = re.findall(r'<tr data-version="([0-9a-f]{64})"', html)
-    expected = [vid for vid, _elo, _st in ratings.leaderboard(r, "demo")]
+    # led by the live rating, best first, as `arena leaderboard`
+    expected = [row.version for row in ratings.standings(r, "demo")]
     latest = {registry.latest(r, name) for name in ("oakheart", "sapling", "random")}
     assert rows == [v for v in expected if v in latest]
+    live = ratings.live_ratings(r, "demo")
     for vid in rows:
         assert f"{ratings.rating(r, 'demo', vid):.1f}" in html
+        cell = re.search(
+            rf'data-version="{vid}".*?<td class="num rating live">(.*?)</td>', html, re.S
+        )
+        assert cell is not None
+        shown = re.sub(r"<[^>]+>", "", cell.group(1))
+        assert shown == f"{live[vid].mu:.0f} ± {live[vid].half_width:.0f}"
     all_rows = re.findall(r'<tr data-version="([0-9a-f]{64})"', _ok(client.get("/?all=1")))
     assert all_rows == expected
     assert _ok(client.get("/?league=demo")).count("data-version") == 3

@@ -273,6 +273,13 @@ def _schemas() -> dict[str, Any]:
                 "version": _VERSION_ID,
                 "version_index": {**_COUNT, "description": "1 for the bot's first version"},
                 "latest": _BOOL,
+                "live_rating": {
+                    **_NUM,
+                    "description": "live rating (Bayesian Plackett-Luce, Elo scale); rows are "
+                    "ordered by it, best first",
+                },
+                "live_low": {**_NUM, "description": "the live rating's 95% interval, low end"},
+                "live_high": {**_NUM, "description": "the live rating's 95% interval, high end"},
                 "elo": {**_NUM, "description": "live Elo"},
                 "rating": {**_OPT_NUM, "description": "Plackett-Luce fit of every result"},
                 "rating_low": {**_OPT_NUM, "description": "95% interval, low end"},

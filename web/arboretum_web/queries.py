@@ -17,6 +17,7 @@ from typing import Any
 from arboretum_worker import matchindex, ratings, registry, store
 from arboretum_worker.fit import HeadToHead, fit_ratings, head_to_head
 from arboretum_worker.league import LeagueProgress, league_progress
+from arboretum_worker.live_rating import Skill
 from arboretum_worker.schedule import match_id as schedule_match_id
 
 __all__ = [
@@ -149,6 +150,8 @@ class LeaderboardRow:
     version_index: int
     """1 for the bot's first version."""
     latest: bool
+    live: Skill
+    """The live rating (Bayesian Plackett-Luce, Elo scale): the leaderboard leads with it."""
     elo: float
     fit: FitRow | None
     games: int
@@ -169,6 +172,9 @@ class LeaderboardRow:
             "version": self.version,
             "version_index": self.version_index,
             "latest": self.latest,
+            "live_rating": self.live.mu,
+            "live_low": self.live.lower,
+            "live_high": self.live.upper,
             "elo": self.elo,
             "rating": None if self.fit is None else self.fit.rating,
             "rating_low": None if self.fit is None else self.fit.low,
@@ -186,13 +192,15 @@ class LeaderboardRow:
 def leaderboard(
     r: Any, league: str, fits: FitCache, *, all_versions: bool = False
 ) -> list[LeaderboardRow]:
-    """The league's versions by live Elo (latest version of each bot unless ``all_versions``)."""
+    """The league's versions by live rating, best first (as ``arena leaderboard``), with the
+    live Elo and the batch fit beside it (latest version of each bot unless ``all_versions``)."""
     fit = fits.get(r, league)
     rows: list[LeaderboardRow] = []
-    board = ratings.leaderboard(r, league)
-    bots = store.version_names(r, (vid for vid, _, _ in board))
+    board = ratings.standings(r, league)
+    bots = store.version_names(r, (row.version for row in board))
     histories = _histories(r, {name for name in bots.values() if name})
-    for vid, elo, st in board:
+    for standing in board:
+        vid, st = standing.version, standing.stats
         name = bots.get(vid) or "?"
         order = histories.get(name, [])
         index = order.index(vid) + 1 if vid in order else 0
@@ -203,7 +211,8 @@ def leaderboard(
                 version=vid,
                 version_index=index,
                 latest=False,
-                elo=elo,
+                live=standing.live,
+                elo=standing.elo,
                 fit=fit.get(vid),
                 games=st.games,
                 wins=st.wins,
