@@ -49,7 +49,7 @@ REPLAY_VERSION = 2
 """The version this engine writes. Version 2 added the ``digest`` of every step."""
 READABLE_VERSIONS = (1, 2)
 """The versions this engine verifies: version 1 replays (no digests) still verify."""
-FAULT_KINDS = ("timeout", "disconnect", "crash", "malformed", "illegal", "forfeited")
+FAULT_KINDS = ("timeout", "disconnect", "crash", "malformed", "illegal", "bot_error", "forfeited")
 
 
 class ReplayRecorder:

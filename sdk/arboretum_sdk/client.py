@@ -13,14 +13,16 @@ while the referee still answers ``ALREADY_EXISTS`` for the dead stream). The ref
 seat: ``MatchStart{resumed}``, ``GameStart{resumed}`` with the game's events, and the pending
 request.
 
-**A bot that raises.** If ``choose`` raises (or returns something that is not a Draw/Play of the
-asked kind), nothing is sent for that decision: the traceback goes to the log (stderr), and the
-referee times the decision out (a ``TIMEOUT`` fault; its fallback is applied; the bank is used up)
-while the bot stays connected and is asked its next decisions normally. With ``exit_on_error=True``
-the client instead cancels the stream and raises :class:`~arboretum_sdk.BotCrashed` (``arena
-bot run --exit-on-error`` then exits with status 3): the seat is then disconnected and faults
-``DISCONNECT`` until the match ends. A well-formed but illegal answer is sent as is (the referee
-records an ``ILLEGAL`` fault); a warning is logged first.
+**A bot that raises.** If ``choose`` raises, or returns something that is not a Draw/Play of the
+asked kind, the traceback (or what it returned) goes to the log (stderr) and the client sends a
+``DecisionFailure`` naming the error's type and message (on one line, cut to 300 characters) in
+place of an answer: the referee faults the decision at once (``bot_error``, the reason naming the
+error) and applies its fallback, without waiting for the clock, while the bot stays connected and
+is asked its next decisions normally. With ``exit_on_error=True`` the client instead cancels the
+stream and raises :class:`~arboretum_sdk.BotCrashed` (``arena bot run --exit-on-error`` then exits
+with status 3): the seat is then disconnected and faults ``DISCONNECT`` until the match ends. A
+well-formed but illegal answer is sent as is (the referee records an ``ILLEGAL`` fault); a warning
+is logged first.
 
 **Before the match starts.** A stream that ends with ``CANCELLED`` or ``UNAVAILABLE`` before
 ``MatchStart`` never reached the match (a referee under load may cancel calls it has not picked up
@@ -40,13 +42,15 @@ import concurrent.futures
 import contextlib
 import logging
 import random
+import reprlib
+import sys
 import time
 import traceback
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from arboretum import Decision, DecisionKind, Draw, Event, Play, SeatView, Species
+from arboretum import DecisionKind, Draw, Event, Play, Species
 
 from .bot import Bot
 from .errors import (
@@ -404,43 +408,93 @@ def _decide(
     bot.clock = wire.clock_from_pb(request.clock, "decision_request.clock", received_at=received)
     try:
         decision = bot.choose(view)
-        expected: type = Play if kind is DecisionKind.PLAY else Draw
-        if not isinstance(decision, expected):
-            raise TypeError(
-                f"{type(bot).__name__}.choose returned {decision!r} for a {kind.value} decision; "
-                f"expected a {expected.__name__}"
-            )
-        answer = wire.answer_to_pb(number, decision, kind)
-    except Exception:
-        logger.error(
-            "%sthe bot failed on decision %d (%s); %s\n%s",
-            session.prefix,
-            number,
-            kind.value,
-            "stopping (--exit-on-error)"
-            if exit_on_error
-            else "sending no answer: the referee will time it out",
-            traceback.format_exc().rstrip(),
-        )
-        if exit_on_error:
-            call.cancel()
-            raise BotCrashed(f"the bot raised on decision {number}; stopped") from None
+    except Exception as exc:
+        _fail(session, outbox, call, number, kind, exit_on_error, type(exc).__name__, _text(exc))
         return
-    _warn_if_illegal(view, decision, session, number)
-    session.answered = {number: answer}
-    outbox.append(answer)
-    elapsed = time.monotonic() - received
-    logger.debug("%sdecision %d: %s (%.1f ms)", session.prefix, number, decision, elapsed * 1000)
-
-
-def _warn_if_illegal(view: SeatView, decision: Decision, session: _Session, number: int) -> None:
-    if not view.is_legal(decision):  # cheaper than `decision in view.legal_decisions()`
+    wrong: Exception | None = None
+    try:
+        answer = wire.answer_to_pb(number, decision, kind)
+        legal = view.is_legal(decision)  # cheaper than `decision in view.legal_decisions()`
+    except Exception as exc:  # not a decision of the asked kind: say what it is
+        wrong = exc
+    if wrong is not None:
+        expected: type = Play if kind is DecisionKind.PLAY else Draw
+        message = (
+            f"{type(bot).__name__}.choose returned {_short_repr(decision)} "
+            f"(a {type(decision).__name__}) for a {kind.value} decision; expected a "
+            f"{expected.__name__}"
+        )
+        if isinstance(decision, expected):
+            message += f" of engine values ({wrong})"
+        _fail(session, outbox, call, number, kind, exit_on_error, "TypeError", message)
+        return
+    if not legal:
         logger.warning(
             "%sdecision %d: the bot's answer %s is not legal; the referee will apply its fallback",
             session.prefix,
             number,
             decision,
         )
+    session.answered = {number: answer}
+    outbox.append(answer)
+    elapsed = time.monotonic() - received
+    logger.debug("%sdecision %d: %s (%.1f ms)", session.prefix, number, decision, elapsed * 1000)
+
+
+def _fail(
+    session: _Session,
+    outbox: list[Any],
+    call: Any,
+    number: int,
+    kind: DecisionKind,
+    exit_on_error: bool,
+    error_type: str,
+    message: str,
+) -> None:
+    """The bot's code failed on decision ``number``: log it (with the traceback, when it raised:
+    then this is called in the ``except`` block), then tell the referee, which faults the decision
+    at once (``bot_error``) and applies its fallback; or, with ``exit_on_error``, stop."""
+    raised = sys.exc_info()[1] is not None
+    logger.error(
+        "%sthe bot failed on decision %d (%s)%s; %s%s",
+        session.prefix,
+        number,
+        kind.value,
+        "" if raised else f": {message}",
+        "stopping (--exit-on-error)"
+        if exit_on_error
+        else "the referee is told (a bot_error fault: its fallback is applied)",
+        "\n" + traceback.format_exc().rstrip() if raised else "",
+    )
+    if exit_on_error:
+        call.cancel()
+        raise BotCrashed(f"the bot failed on decision {number}; stopped") from None
+    from . import wire
+
+    failure = wire.failure_to_pb(number, error_type, message)
+    session.answered = {number: failure}
+    outbox.append(failure)
+
+
+def _text(exc: Exception) -> str:
+    """``str(exc)`` (an exception whose ``__str__`` raises says so)."""
+    try:
+        return str(exc)
+    except Exception as again:
+        return f"<its message raised {type(again).__name__}>"
+
+
+_REPR = reprlib.Repr()
+_REPR.maxstring, _REPR.maxother = 60, 80
+
+
+def _short_repr(value: object) -> str:
+    """``repr(value)``, short (strings and other objects cut to 60 and 80 characters, containers
+    to a few items); a repr that raises says so."""
+    try:
+        return _REPR.repr(value)
+    except Exception as exc:
+        return f"<a {type(value).__name__} whose repr raised {type(exc).__name__}>"
 
 
 def _hook(method: Any, arg: Any, session: _Session, *more: Any) -> None:

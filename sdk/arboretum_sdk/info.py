@@ -36,6 +36,7 @@ class FaultKind(StrEnum):
     MALFORMED = "malformed"
     ILLEGAL = "illegal"
     DISCONNECT = "disconnect"
+    BOT_ERROR = "bot_error"
 
 
 class MatchStatus(StrEnum):

@@ -54,7 +54,7 @@ from .messages import (
     View,
     WatchGameStart,
 )
-from .seats import Answer, Inbound, InvalidMessage, MalformedAnswer
+from .seats import Answer, Failure, Inbound, InvalidMessage, MalformedAnswer
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -107,6 +107,8 @@ def inbound_from_pb(message: bot_pb2.BotMessage | Undecodable) -> Inbound:
         which = wire.check_protocol_version(message, "BotMessage")
     except WireError as exc:
         return InvalidMessage(str(exc))
+    if which == "failure":
+        return Failure(*wire.failure_from_pb(message.failure))
     if which != "answer":
         return InvalidMessage(f"BotMessage.{which} is not a message a bot may send")
     answer = message.answer

@@ -28,6 +28,7 @@ from .messages import (
 )
 from .messages import Draw as DrawEvent
 from .seats import (
+    Failure,
     InvalidMessage,
     MalformedAnswer,
 )
@@ -49,9 +50,10 @@ _PLAY = DecisionKind.PLAY
 
 @dataclass(frozen=True, slots=True)
 class Answered:
-    """An answer that is not well-formed (well-formed ones are settled by ``_settle_answer``)."""
+    """An answer that is not well-formed, or the bot's report that its code failed (well-formed
+    answers are settled by ``_settle_answer``)."""
 
-    inbound: MalformedAnswer | InvalidMessage
+    inbound: MalformedAnswer | Failure | InvalidMessage
     at: float
 
 

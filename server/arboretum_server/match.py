@@ -12,6 +12,8 @@ report. Then:
 - an answer in time that the engine accepts is applied (the bank is charged beyond L);
 - an answer that is not a well-formed decision of the asked kind is a ``malformed`` fault, one the
   engine refuses an ``illegal`` fault (``IllegalDecisionError`` names the rule);
+- a ``DecisionFailure`` (the bot's code failed on the decision) is a ``bot_error`` fault, at once,
+  its reason naming the error the bot reported;
 - the clock running out is a ``timeout`` fault if the seat had a stream then, else a ``disconnect``;
 - a crash report (only a runner that launched the bot process can make one, see
   :meth:`Match.report_crash`) is a ``crash`` fault, at once, for every decision while the process
@@ -85,6 +87,7 @@ from .messages import Draw as DrawEvent
 from .replays import ReplayStore, partial_document
 from .seats import (
     Answer,
+    Failure,
     Inbound,
     InvalidMessage,
     SeatSession,
@@ -731,6 +734,9 @@ class Match:
             self._fault(
                 game, pending, FaultKind.MALFORMED, f"invalid message: {inbound.reason}", elapsed
             )
+            return
+        if isinstance(inbound, Failure):
+            self._fault(game, pending, FaultKind.BOT_ERROR, inbound.reason, elapsed)
             return
         self._fault(game, pending, FaultKind.MALFORMED, inbound.reason, elapsed)
 

@@ -23,6 +23,7 @@ from .messages import BotMessage
 
 __all__ = [
     "Answer",
+    "Failure",
     "InvalidMessage",
     "MalformedAnswer",
     "Outbox",
@@ -69,13 +70,29 @@ class MalformedAnswer:
 
 
 @dataclass(frozen=True, slots=True)
+class Failure:
+    """The bot says its code failed on decision ``number`` (a ``DecisionFailure``): the error's
+    type and message, already on one line and cut (:func:`arboretum_sdk.wire.failure_from_pb`)."""
+
+    number: int
+    error_type: str
+    message: str
+
+    @property
+    def reason(self) -> str:
+        """The fault's reason: what the bot's code raised (or returned), in its own words."""
+        said = f"{self.error_type}: {self.message}" if self.message else self.error_type
+        return f"the bot's code failed: {said}"
+
+
+@dataclass(frozen=True, slots=True)
 class InvalidMessage:
     """A stream message that is not valid at all (undecodable, wrong version, no kind)."""
 
     reason: str
 
 
-Inbound = Answer | MalformedAnswer | InvalidMessage
+Inbound = Answer | MalformedAnswer | Failure | InvalidMessage
 
 
 # ----------------------------------------------------------------------------- streams

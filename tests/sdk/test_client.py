@@ -8,6 +8,7 @@ look inside the bot.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import random
@@ -295,8 +296,14 @@ def test_hooks_clock_and_events(referee: Any) -> None:
 
 
 class Raiser(Bot):
+    def __init__(self) -> None:
+        self.faults: list[FaultNotice] = []
+
     def choose(self, view: SeatView) -> Decision:
         raise RuntimeError("my bug")
+
+    def on_fault(self, notice: FaultNotice) -> None:
+        self.faults.append(notice)
 
 
 class IllegalDrawer(Recorder):
@@ -323,11 +330,14 @@ def test_faults_reach_the_hook(referee: Any) -> None:
 
 
 @pytest.mark.integration
-def test_a_raising_bot_sends_nothing_and_plays_on(
-    referee: Any, caplog: pytest.LogCaptureFixture
+def test_a_raising_bot_is_reported_at_once_and_plays_on(
+    referee: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """The client tells the referee the bot's error: each decision faults with ``bot_error`` at
+    once, naming the error (no waiting for the clock: 20 s a decision here), and the bot is asked
+    its next decisions."""
     address = referee.addresses[0]
-    created = create_match(address, games=1, time_control=(50, 0))
+    created = create_match(address, games=1, time_control=(20000, 0))
     raiser = Raiser()
     with caplog.at_level(logging.ERROR, logger="arboretum_sdk.client"):
         ends = play_in_threads(
@@ -335,12 +345,20 @@ def test_a_raising_bot_sends_nothing_and_plays_on(
         )
     assert all(isinstance(e, MatchEnd) and e.status is MatchStatus.FINISHED for e in ends), ends
     text = caplog.text
-    assert "the bot failed on decision" in text and "sending no answer" in text
+    assert "the bot failed on decision" in text and "the referee is told" in text
     assert "RuntimeError: my bug" in text and "Traceback" in text
     # The bot's own error leads its traceback: nothing of the client's set-up is chained to it.
     assert "no running event loop" not in text and "During handling" not in text, text
+    assert [n.kind for n in raiser.faults] == [FaultKind.BOT_ERROR] * 3, raiser.faults
+    assert raiser.faults[0].reason == "the bot's code failed: RuntimeError: my bug"
+    assert raiser.faults[-1].forfeited
     match = get_match(address, created.match_id)
-    assert match.summary.seats[1].forfeits == 1  # 3 timeouts, then the fallback plays on
+    assert match.summary.seats[1].forfeits == 1  # 3 faults, then the fallback plays on
+    (replay,) = (tmp_path / "replays").glob(f"**/{created.match_id}*/game-0.json")
+    steps = json.loads(replay.read_text())["steps"]
+    faulted = [s for s in steps if s.get("fault", {}).get("kind") == "bot_error"]
+    assert len(faulted) == 3
+    assert all(s["ms"] < 20000 for s in faulted), "the referee did not wait for the clock"
 
 
 @pytest.mark.integration

@@ -147,6 +147,21 @@ def test_answer_envelope() -> None:
     assert msg.answer.decision.second_draw.discard_seat == 1
 
 
+def test_failure_envelope_is_one_line_and_cut() -> None:
+    msg = wire.failure_to_pb(7, "KeyError", "'OA5'")
+    assert wire.check_protocol_version(msg) == "failure"
+    assert wire.failure_from_pb(msg.failure) == (7, "KeyError", "'OA5'")
+    long = wire.failure_to_pb(8, "E" * 500, "first line\n\tsecond\x1b[2J " + "x" * 1000)
+    number, error_type, message = wire.failure_from_pb(long.failure)
+    assert number == 8 and len(error_type) == wire.ERROR_TYPE_CHARS
+    assert len(message) == wire.ERROR_MESSAGE_CHARS and message.endswith("x...")
+    assert message.startswith("first line second?[2J x")
+    # What arrives is cleaned whatever the sender did, and an empty type still says something.
+    raw = bot_pb2.DecisionFailure(decision_number=9, error_type="", message="a\r\nb\x00" * 200)
+    number, error_type, message = wire.failure_from_pb(raw)
+    assert error_type == "an error" and len(message) == 300 and message.isprintable()
+
+
 def test_game_start_decodes_view_and_history() -> None:
     state = GameState.new(2, 5)
     rng = random.Random(0)

@@ -40,6 +40,7 @@ from arboretum_server.messages import (
     TimeControl,
     View,
 )
+from arboretum_server.seats import Failure
 
 
 def _play(seed: int) -> int:
@@ -169,6 +170,17 @@ def test_answers_decode_like_protobuf(seed: int) -> None:
                 fast += 1
                 for variant in _mangled(data, rng):
                     same(variant)
+            # The bot's report that its code failed is not read from its bytes: the protobuf
+            # path reads it, with the same result, mangled or not.
+            message = rng.choice(["", "boom", "line one\nline two", "x" * 1000, "\x1b[2J"])
+            data = wire.failure_to_pb(number, "ValueError", message).SerializeToString()
+            assert not same(data)
+            failure = edge.inbound_from_bytes(data)
+            assert isinstance(failure, Failure) and failure.number == number, failure
+            assert failure.error_type == "ValueError" and len(failure.message) <= 300
+            assert failure.message.isprintable() and "\n" not in failure.message
+            for variant in _mangled(data, rng):
+                same(variant)
             match._apply(game, seat, options[0], ms=None)
         return fast
 
@@ -198,10 +210,10 @@ def _fresh_view(game: Game, seat: int) -> View:
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_a_match_sends_what_its_state_says(players: int) -> None:
     """A match played in-process (no gRPC), answered with bytes: legal answers, late ones that
-    cost bank time, wrong kinds, illegal cards, stale numbers. Every request's view must be the one
-    built from the state alone at that moment, and the events a seat receives over a game (requests
-    and game end) must be the game's log as that seat sees it: the match's caches are dropped
-    exactly when something changes."""
+    cost bank time, wrong kinds, illegal cards, stale numbers, reported failures. Every request's
+    view must be the one built from the state alone at that moment, and the events a seat receives
+    over a game (requests and game end) must be the game's log as that seat sees it: the match's
+    caches are dropped exactly when something changes."""
     rng = random.Random(players)
 
     async def main() -> int:
@@ -257,6 +269,8 @@ def test_a_match_sends_what_its_state_says(players: int) -> None:
                     elif roll < 0.2:  # late: beyond L, from the bank
                         await asyncio.sleep(0.004)
                     data = wire.answer_to_pb(number, decision, kind).SerializeToString()
+                    if 0.2 <= roll < 0.23:  # the bot's code failed: a bot_error fault
+                        data = wire.failure_to_pb(number, "KeyError", "'x'").SerializeToString()
                     match.receive(seat, stream, edge.inbound_from_bytes(data))
             if done and not progressed:
                 break
@@ -268,6 +282,14 @@ def test_a_match_sends_what_its_state_says(players: int) -> None:
         clocks = [clock for g in games.values() for clock in g.clocks]
         assert any(clock.bank_left_ms < 600_000 for clock in clocks)
         assert any(sum(g.faults) for g in games.values())
+        reported = [
+            step["fault"]
+            for doc in match.replays.values()
+            for step in doc["steps"]
+            if step.get("fault", {}).get("kind") == "bot_error"
+        ]
+        assert reported, "a failure the bot reports is a bot_error fault"
+        assert all(f["reason"] == "the bot's code failed: KeyError: 'x'" for f in reported)
         return checked
 
     assert asyncio.run(main()) > 60

@@ -9,12 +9,14 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class BotMessage(_message.Message):
-    __slots__ = ("protocol_version", "answer")
+    __slots__ = ("protocol_version", "answer", "failure")
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     ANSWER_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_FIELD_NUMBER: _ClassVar[int]
     protocol_version: int
     answer: DecisionAnswer
-    def __init__(self, protocol_version: _Optional[int] = ..., answer: _Optional[_Union[DecisionAnswer, _Mapping]] = ...) -> None: ...
+    failure: DecisionFailure
+    def __init__(self, protocol_version: _Optional[int] = ..., answer: _Optional[_Union[DecisionAnswer, _Mapping]] = ..., failure: _Optional[_Union[DecisionFailure, _Mapping]] = ...) -> None: ...
 
 class DecisionAnswer(_message.Message):
     __slots__ = ("decision_number", "decision")
@@ -23,6 +25,16 @@ class DecisionAnswer(_message.Message):
     decision_number: int
     decision: _common_pb2.Decision
     def __init__(self, decision_number: _Optional[int] = ..., decision: _Optional[_Union[_common_pb2.Decision, _Mapping]] = ...) -> None: ...
+
+class DecisionFailure(_message.Message):
+    __slots__ = ("decision_number", "error_type", "message")
+    DECISION_NUMBER_FIELD_NUMBER: _ClassVar[int]
+    ERROR_TYPE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    decision_number: int
+    error_type: str
+    message: str
+    def __init__(self, decision_number: _Optional[int] = ..., error_type: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
 
 class RefereeMessage(_message.Message):
     __slots__ = ("protocol_version", "match_start", "game_start", "decision_request", "fault_notice", "game_end", "match_end")

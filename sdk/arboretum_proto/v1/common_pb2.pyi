@@ -35,6 +35,7 @@ class FaultKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FAULT_KIND_MALFORMED: _ClassVar[FaultKind]
     FAULT_KIND_ILLEGAL: _ClassVar[FaultKind]
     FAULT_KIND_DISCONNECT: _ClassVar[FaultKind]
+    FAULT_KIND_BOT_ERROR: _ClassVar[FaultKind]
 
 class MatchStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -65,6 +66,7 @@ FAULT_KIND_CRASH: FaultKind
 FAULT_KIND_MALFORMED: FaultKind
 FAULT_KIND_ILLEGAL: FaultKind
 FAULT_KIND_DISCONNECT: FaultKind
+FAULT_KIND_BOT_ERROR: FaultKind
 MATCH_STATUS_UNSPECIFIED: MatchStatus
 MATCH_STATUS_WAITING: MatchStatus
 MATCH_STATUS_RUNNING: MatchStatus

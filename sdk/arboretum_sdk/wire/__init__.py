@@ -34,12 +34,16 @@ Mapping notes (decisions taken here, documented for both sides):
 from __future__ import annotations
 
 from .decisions import (
+    ERROR_MESSAGE_CHARS,
+    ERROR_TYPE_CHARS,
     answer_to_pb,
     check_protocol_version,
     clock_from_pb,
     clock_to_pb,
     decision_from_pb,
     decision_to_pb,
+    failure_from_pb,
+    failure_to_pb,
     fault_policy_from_pb,
     fault_policy_to_pb,
     time_control_from_pb,
@@ -80,6 +84,8 @@ from .values import (
 from .views import public_state_to_pb, seat_view_from_pb, seat_view_to_pb
 
 __all__ = [
+    "ERROR_MESSAGE_CHARS",
+    "ERROR_TYPE_CHARS",
     "PROTOCOL_VERSION",
     "EventDecoder",
     "EventEncoder",
@@ -96,6 +102,8 @@ __all__ = [
     "decision_to_pb",
     "event_to_pb",
     "events_from_pb",
+    "failure_from_pb",
+    "failure_to_pb",
     "fault_kind_from_pb",
     "fault_kind_to_pb",
     "fault_notice_from_pb",

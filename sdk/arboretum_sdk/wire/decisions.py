@@ -28,12 +28,16 @@ from .values import (
 )
 
 __all__ = [
+    "ERROR_MESSAGE_CHARS",
+    "ERROR_TYPE_CHARS",
     "answer_to_pb",
     "check_protocol_version",
     "clock_from_pb",
     "clock_to_pb",
     "decision_from_pb",
     "decision_to_pb",
+    "failure_from_pb",
+    "failure_to_pb",
     "fault_policy_from_pb",
     "fault_policy_to_pb",
     "time_control_from_pb",
@@ -132,6 +136,41 @@ def answer_to_pb(
             decision_number=decision_number, decision=decision_to_pb(decision, kind)
         ),
     )
+
+
+ERROR_TYPE_CHARS = 100
+"""How much of a ``DecisionFailure.error_type`` counts (the rest is cut)."""
+ERROR_MESSAGE_CHARS = 300
+"""How much of a ``DecisionFailure.message`` counts (the rest is cut)."""
+
+
+def _one_line(text: str, limit: int) -> str:
+    """``text`` on one line of printable characters (runs of white space, line breaks included,
+    become one space; other control characters ``?``), cut to ``limit`` characters."""
+    flat = " ".join(text.split())
+    flat = "".join(c if c.isprintable() else "?" for c in flat)
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def failure_to_pb(decision_number: int, error_type: str, message: str) -> bot_pb2.BotMessage:
+    """The bot's whole message saying that its code failed on decision ``decision_number``: the
+    error's type and message, each on one line and cut to what the referee keeps."""
+    return bot_pb2.BotMessage(
+        protocol_version=PROTOCOL_VERSION,
+        failure=bot_pb2.DecisionFailure(
+            decision_number=decision_number,
+            error_type=_one_line(error_type, ERROR_TYPE_CHARS),
+            message=_one_line(message, ERROR_MESSAGE_CHARS),
+        ),
+    )
+
+
+def failure_from_pb(pb: bot_pb2.DecisionFailure) -> tuple[int, str, str]:
+    """A ``DecisionFailure`` as (decision number, error type, message), the texts on one line of
+    printable characters and cut as documented (whatever the sender did). An empty type reads
+    as ``"an error"``."""
+    error_type = _one_line(pb.error_type, ERROR_TYPE_CHARS) or "an error"
+    return pb.decision_number, error_type, _one_line(pb.message, ERROR_MESSAGE_CHARS)
 
 
 def check_protocol_version(

@@ -110,6 +110,7 @@ _FAULT_TO_PB: dict[FaultKind, common_pb2.FaultKind] = {
     FaultKind.MALFORMED: common_pb2.FAULT_KIND_MALFORMED,
     FaultKind.ILLEGAL: common_pb2.FAULT_KIND_ILLEGAL,
     FaultKind.DISCONNECT: common_pb2.FAULT_KIND_DISCONNECT,
+    FaultKind.BOT_ERROR: common_pb2.FAULT_KIND_BOT_ERROR,
 }
 _FAULT_FROM_PB: dict[int, FaultKind] = {v: k for k, v in _FAULT_TO_PB.items()}
 
