@@ -75,6 +75,8 @@ class Bot:
 
     clock: Clock | None = None
     """The clock of the decision being asked (set before every ``choose`` call)."""
+    decision_number: int = 0
+    """The referee's number of the decision being asked (set before every ``choose`` call)."""
     match: MatchInfo | None = None
     """The match, once it started."""
     game: GameInfo | None = None

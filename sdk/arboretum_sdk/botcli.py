@@ -5,10 +5,14 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .clitools import UsageError, fail
+
+if TYPE_CHECKING:
+    from .bot import Bot
 
 __all__ = ["register"]
 
@@ -34,14 +38,27 @@ def register(bot_subparsers: Any) -> None:
     p = bot_subparsers.add_parser(
         "run",
         help="connect a bot to a referee and play one match",
-        description="Load BOT (a built-in name, a .py file or a folder with bot.py) and play the "
-        "match of the seat whose token is given. The token comes from --token-file, --token or "
+        description="Load BOT (a built-in name, a .py file, a folder with bot.py, or a folder "
+        "with an arena.toml naming a command) or run --cmd COMMAND, and play the match of the "
+        "seat whose token is given. A command is a bot in any language: it runs as a child "
+        "process speaking the line protocol on its stdin and stdout (docs/stdio-protocol.md), "
+        "and this process speaks to the referee for it. The token comes from --token-file, "
+        "--token or "
         f"the {TOKEN_ENV} environment variable (prefer the file or the variable: a command line "
         "is visible to other users). Exit status: 0 when the match ended, 1 when the referee "
         "cannot be reached, refuses the token or the stream fails, 2 for a bot that does not "
-        "load or a missing token, 3 when the bot raised with --exit-on-error.",
+        "load or a missing token, 3 when the bot raised with --exit-on-error or its command "
+        "exited before the match ended.",
     )
-    p.add_argument("bot", metavar="BOT", help="built-in name, .py file or folder")
+    p.add_argument(
+        "bot", metavar="BOT", nargs="?", help="built-in name, .py file or folder (or --cmd)"
+    )
+    p.add_argument(
+        "--cmd",
+        metavar="COMMAND",
+        help='a command speaking the line protocol, e.g. "node bot.js" (split into words like '
+        "a shell does, run without a shell, in the current folder)",
+    )
     p.add_argument(
         "--server",
         required=True,
@@ -120,21 +137,49 @@ def _token(args: argparse.Namespace) -> str | None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .client import run_bot
-    from .errors import BotCrashed, BotLoadError, ClientError
+    from .errors import BotLoadError
     from .loader import load_bot
+    from .stdio.child import StdioBot
 
     token = _token(args)
     if token is None:
         return fail(
             f"no seat token; give --token-file FILE, --token T or set {TOKEN_ENV}", EXIT_USAGE
         )
+    if (args.bot is None) == (args.cmd is None):
+        raise UsageError("give either BOT or --cmd COMMAND")
+    spec = args.bot if args.cmd is None else f"cmd:{args.cmd}"
     try:
-        bot = load_bot(args.bot)
+        bot = load_bot(spec)
     except BotLoadError as exc:
         return fail(str(exc), EXIT_USAGE)
     if args.name:
         bot.name = args.name
+    if isinstance(bot, StdioBot):
+        bot.on_exit = _exit_crashed
+        try:
+            bot.start()
+        except BotLoadError as exc:
+            return fail(str(exc), EXIT_USAGE)
+    try:
+        return _run(bot, args, token)
+    finally:
+        if isinstance(bot, StdioBot):
+            bot.finish()
+
+
+def _exit_crashed(reason: str) -> None:
+    """A line-protocol bot's command ended before the match did: stop at once (status 3), so
+    that the runner that started this process sees it end and reports a crash."""
+    sys.stderr.write(f"arena: {reason} before the match ended\n")
+    sys.stderr.flush()
+    os._exit(EXIT_BOT_CRASHED)
+
+
+def _run(bot: Bot, args: argparse.Namespace, token: str) -> int:
+    from .client import run_bot
+    from .errors import BotCrashed, ClientError
+
     try:
         end = run_bot(
             bot,

@@ -24,6 +24,12 @@ with status 3): the seat is then disconnected and faults ``DISCONNECT`` until th
 well-formed but illegal answer is sent as is (the referee records an ``ILLEGAL`` fault); a warning
 is logged first.
 
+**On purpose.** ``choose`` may raise :class:`~arboretum_sdk.errors.Unanswered` to send nothing
+(the referee times the decision out), :class:`~arboretum_sdk.errors.RefusedAnswer` to have the
+referee record a ``MALFORMED`` fault with its message at once (``malformed_reason``), or
+:class:`BotCrashed` to stop as ``exit_on_error`` does: the line-protocol bridge
+(:mod:`arboretum_sdk.stdio`) uses the three; none is logged with a traceback.
+
 **Before the match starts.** A stream that ends with ``CANCELLED`` or ``UNAVAILABLE`` before
 ``MatchStart`` never reached the match (a referee under load may cancel calls it has not picked up
 yet): the client opens it again, with backoff, for up to ``connect_timeout`` seconds.
@@ -58,8 +64,10 @@ from .errors import (
     ClientError,
     ConnectError,
     MatchUnavailable,
+    RefusedAnswer,
     StreamError,
     TokenRejected,
+    Unanswered,
 )
 from .info import MatchEnd, MatchStatus
 
@@ -406,8 +414,21 @@ def _decide(
     bot = session.bot
     bot.events = tuple(session.history)
     bot.clock = wire.clock_from_pb(request.clock, "decision_request.clock", received_at=received)
+    bot.decision_number = number
     try:
         decision = bot.choose(view)
+    except RefusedAnswer as exc:
+        logger.warning("%sdecision %d: %s", session.prefix, number, exc)
+        refused = wire.refused_answer_to_pb(number, str(exc))
+        session.answered = {number: refused}
+        outbox.append(refused)
+        return
+    except Unanswered as exc:
+        logger.warning("%sdecision %d: no answer: %s", session.prefix, number, exc)
+        return
+    except BotCrashed:
+        call.cancel()
+        raise
     except Exception as exc:
         _fail(session, outbox, call, number, kind, exit_on_error, type(exc).__name__, _text(exc))
         return

@@ -8,7 +8,10 @@
           ├── TokenRejected      the referee refused the token (UNAUTHENTICATED)
           ├── MatchUnavailable   the match is over, or the seat already has a live stream
           ├── StreamError        the stream broke for good, or the referee sent a bad message
-          └── BotCrashed         the bot raised and the client was told to stop (exit_on_error)
+          └── BotCrashed         the bot raised and the client was told to stop (exit_on_error),
+                                 or a bot's child process (the line protocol) exited
+    Unanswered               raised by ``choose`` to leave a decision unanswered on purpose
+     └── RefusedAnswer         ... and have the referee record a malformed fault with a reason
 
 Engine errors (:class:`arboretum.ArboretumError`) are a separate tree.
 """
@@ -21,9 +24,11 @@ __all__ = [
     "ClientError",
     "ConnectError",
     "MatchUnavailable",
+    "RefusedAnswer",
     "SdkError",
     "StreamError",
     "TokenRejected",
+    "Unanswered",
 ]
 
 
@@ -56,4 +61,17 @@ class StreamError(ClientError):
 
 
 class BotCrashed(ClientError):
-    """The bot raised in ``choose`` and the client was told to stop (``exit_on_error``)."""
+    """The bot raised in ``choose`` and the client was told to stop (``exit_on_error``), or the
+    bot's child process exited or closed its stdout (``arena bot run --cmd``)."""
+
+
+class Unanswered(SdkError):
+    """Raised by ``choose`` to send no answer for this decision, on purpose: the client logs the
+    message (no traceback) and the referee times the decision out. The line-protocol bridge
+    raises it when its child does not answer in time."""
+
+
+class RefusedAnswer(Unanswered):
+    """Raised by ``choose`` when the bot's answer cannot be made a decision: the client sends
+    the message as ``DecisionAnswer.malformed_reason``, and the referee records a ``malformed``
+    fault with it at once. The line-protocol bridge raises it for a bad line."""

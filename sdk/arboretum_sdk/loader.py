@@ -2,6 +2,9 @@
 
 - A built-in name (``arena bot list``): ``random``, ``greedy``.
 - A ``.py`` file: imported as a module of its own.
+- A folder with an ``arena.toml`` (a command, ``docs/stdio-protocol.md``), or ``cmd:COMMAND``:
+  a :class:`~arboretum_sdk.stdio.StdioBot` that runs the command and speaks the line protocol
+  to it (:func:`load_bot` only; the child starts with the match).
 - A folder: its ``bot.py`` (else its ``__init__.py``) is the entry point. The folder is imported as
   a package, so helper modules next to it import with ``from . import helpers`` (and, because the
   folder is also put on ``sys.path``, with ``import helpers``).
@@ -44,6 +47,9 @@ def load_bot(spec: str) -> Bot:
     Raises :class:`BotLoadError` with a message naming the problem (and, for an error raised while
     importing the author's module, its traceback).
     """
+    stdio = _stdio_bot(spec)
+    if stdio is not None:
+        return stdio
     cls = load_bot_class(spec)
     try:
         bot = cls()
@@ -53,6 +59,25 @@ def load_bot(spec: str) -> Bot:
             f"arguments)\n{_author_traceback(exc)}"
         ) from exc
     return bot
+
+
+def _stdio_bot(spec: str) -> Bot | None:
+    """A :class:`~arboretum_sdk.stdio.StdioBot` for ``cmd:COMMAND`` or a folder with an
+    ``arena.toml``, not started yet; None for any other spec."""
+    from .stdio import manifest
+
+    if spec.startswith(manifest.COMMAND_PREFIX):
+        cwd = Path.cwd()
+        argv = manifest.check_command(spec[len(manifest.COMMAND_PREFIX) :], cwd)
+    else:
+        path = Path(spec)
+        if not (path.is_dir() and (path / manifest.MANIFEST).is_file()):
+            return None
+        cwd = path.resolve()
+        argv = manifest.read_manifest(path).argv
+    from .stdio.child import StdioBot
+
+    return StdioBot(argv, cwd=cwd, name=manifest.command_name(argv))
 
 
 def load_bot_class(spec: str) -> type[Bot]:

@@ -73,6 +73,8 @@ PROTOCOL_VERSION = wire.PROTOCOL_VERSION
 MAX_NAME_CHARS = 64
 MAX_START_TIMEOUT_MS = 3_600_000
 MAX_REASON_CHARS = 500
+MAX_BRIDGE_REASON = 300
+"""Characters kept of a ``DecisionAnswer.malformed_reason``."""
 
 
 # ----------------------------------------------------------------------------- bot stream in
@@ -113,6 +115,8 @@ def inbound_from_pb(message: bot_pb2.BotMessage | Undecodable) -> Inbound:
         return InvalidMessage(f"BotMessage.{which} is not a message a bot may send")
     answer = message.answer
     number = answer.decision_number
+    if answer.malformed_reason:
+        return MalformedAnswer(number, _printable(answer.malformed_reason, MAX_BRIDGE_REASON))
     if not answer.HasField("decision"):
         return MalformedAnswer(number, "answer.decision is missing")
     pb = answer.decision
@@ -127,6 +131,12 @@ def inbound_from_pb(message: bot_pb2.BotMessage | Undecodable) -> Inbound:
     except WireError as exc:
         return MalformedAnswer(number, str(exc))
     return Answer(number, kind, decision)
+
+
+def _printable(text: str, limit: int) -> str:
+    """``text`` without control characters, cut to ``limit`` characters."""
+    clean = "".join(c if c.isprintable() else " " for c in text[: limit * 2])
+    return clean[:limit].strip() or "the answer was refused by the bot's client"
 
 
 _DECISION_FIELDS = {

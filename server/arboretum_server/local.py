@@ -120,7 +120,7 @@ class Entrant:
 
     index: int
     spec: str
-    """What ``arena bot run`` gets: a built-in name, or an absolute path."""
+    """What ``arena bot run`` gets: a built-in name, an absolute path, or ``cmd:COMMAND``."""
     name: str
     """Display name: the built-in name or the file's stem; ``#k`` added to tell twins apart."""
 
@@ -132,13 +132,23 @@ def resolve_entrants(specs: Sequence[str]) -> list[Entrant]:
     if not 2 <= len(specs) <= 4:
         raise PlayError(f"Arboretum is played by 2, 3 or 4 players; got {len(specs)} bots")
     try:
+        from arboretum_sdk.errors import BotLoadError
         from arboretum_sdk.loader import builtin_bots, load_bot
+        from arboretum_sdk.stdio.manifest import COMMAND_PREFIX, command_name, split_command
     except ImportError as exc:
         raise PlayError(f"the bot SDK cannot load bots here: {exc}") from None
     builtins = builtin_bots()
     names: list[str] = []
     resolved: list[str] = []
     for spec in specs:
+        if spec.startswith(COMMAND_PREFIX):
+            try:
+                argv = split_command(spec[len(COMMAND_PREFIX) :], spec)
+            except BotLoadError as exc:
+                raise PlayError(f"cannot load bot {spec!r}: {exc}") from None
+            resolved.append(spec)
+            names.append(command_name(argv))
+            continue
         if spec in builtins:
             try:
                 load_bot(spec)  # the SDK's own code: built here once
@@ -234,8 +244,12 @@ def rotation_seats(players: int, rotation: int) -> tuple[int, ...]:
 
 
 def bot_command(spec: str, address: str) -> list[str]:
-    """The command line of one bot process (its token goes in the environment)."""
-    return [sys.executable, "-m", "arboretum_sdk.cli", "bot", "run", spec, "--server", address]
+    """The command line of one bot process (its token goes in the environment); a
+    ``cmd:COMMAND`` spec runs ``arena bot run --cmd COMMAND``."""
+    run = [sys.executable, "-m", "arboretum_sdk.cli", "bot", "run"]
+    if spec.startswith("cmd:"):
+        return [*run, "--cmd", spec[4:], "--server", address]
+    return [*run, spec, "--server", address]
 
 
 # ----------------------------------------------------------------------------- results
@@ -849,6 +863,11 @@ Play a local match: a referee on loopback, each bot its own process, every seat 
 
     arena play random greedy --games 10 --seed 7
     arena play ./mybot.py random random --games 5 --per-decision-ms 200 --bank-ms 2000
+    arena play "cmd:node bot.js" random --games 5
+
+A bot is a built-in name, a .py file, a folder (bot.py, or an arena.toml naming a command), or
+cmd:COMMAND: a program in any language speaking the line protocol on stdin and stdout
+(docs/stdio-protocol.md), run in the current folder.
 
 Rotations: with P bots, --games N means N deals, each played in all P cyclic seat rotations, N*P
 games in all. Rotation r is its own match of N games (bot (s + r) mod P sits at seat s), played by
@@ -884,7 +903,10 @@ def register(subparsers: Any, groups: Any = None) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
-        "bots", nargs="+", metavar="BOT", help="2 to 4 bots: a built-in name or a .py file/folder"
+        "bots",
+        nargs="+",
+        metavar="BOT",
+        help="2 to 4 bots: a built-in name, a .py file/folder, or cmd:COMMAND",
     )
     p.add_argument(
         "--games",

@@ -52,6 +52,8 @@ PAGE_TIMEOUT_S = 900
 
 OWN_RUNNER = {
     "docs/writing-a-bot.md": "tests/bots/test_guide.py runs it, checking what each command prints",
+    "docs/stdio-protocol.md": "tests/stdio/test_protocol_doc.py runs it in a folder holding the "
+    "page's three example bots, and checks every game it plays",
 }
 """Pages whose commands another test runs (with this file's marker convention), and which."""
 

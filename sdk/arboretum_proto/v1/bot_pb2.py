@@ -26,7 +26,7 @@ from arboretum_proto.v1 import common_pb2 as arboretum__proto_dot_v1_dot_common_
 from arboretum_proto.v1 import game_pb2 as arboretum__proto_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x61rboretum_proto/v1/bot.proto\x12\x0c\x61rboretum.v1\x1a\x1f\x61rboretum_proto/v1/common.proto\x1a\x1d\x61rboretum_proto/v1/game.proto\"\x90\x01\n\nBotMessage\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12.\n\x06\x61nswer\x18\x02 \x01(\x0b\x32\x1c.arboretum.v1.DecisionAnswerH\x00\x12\x30\n\x07\x66\x61ilure\x18\x03 \x01(\x0b\x32\x1d.arboretum.v1.DecisionFailureH\x00\x42\x06\n\x04kind\"S\n\x0e\x44\x65\x63isionAnswer\x12\x17\n\x0f\x64\x65\x63ision_number\x18\x01 \x01(\x04\x12(\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0b\x32\x16.arboretum.v1.Decision\"O\n\x0f\x44\x65\x63isionFailure\x12\x17\n\x0f\x64\x65\x63ision_number\x18\x01 \x01(\x04\x12\x12\n\nerror_type\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\"\xd8\x02\n\x0eRefereeMessage\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12/\n\x0bmatch_start\x18\x02 \x01(\x0b\x32\x18.arboretum.v1.MatchStartH\x00\x12-\n\ngame_start\x18\x03 \x01(\x0b\x32\x17.arboretum.v1.GameStartH\x00\x12\x39\n\x10\x64\x65\x63ision_request\x18\x04 \x01(\x0b\x32\x1d.arboretum.v1.DecisionRequestH\x00\x12\x31\n\x0c\x66\x61ult_notice\x18\x05 \x01(\x0b\x32\x19.arboretum.v1.FaultNoticeH\x00\x12)\n\x08game_end\x18\x06 \x01(\x0b\x32\x15.arboretum.v1.GameEndH\x00\x12+\n\tmatch_end\x18\x07 \x01(\x0b\x32\x16.arboretum.v1.MatchEndH\x00\x42\x06\n\x04kind\"\xdd\x01\n\nMatchStart\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x14\n\x0cplayer_count\x18\x03 \x01(\r\x12\x12\n\ngame_count\x18\x04 \x01(\r\x12\x12\n\nseat_names\x18\x05 \x03(\t\x12/\n\x0ctime_control\x18\x06 \x01(\x0b\x32\x19.arboretum.v1.TimeControl\x12/\n\x0c\x66\x61ult_policy\x18\x07 \x01(\x0b\x32\x19.arboretum.v1.FaultPolicy\x12\x0f\n\x07resumed\x18\x08 \x01(\x08\"\xaf\x01\n\tGameStart\x12&\n\x05setup\x18\x01 \x01(\x0b\x32\x17.arboretum.v1.GameSetup\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12$\n\x04view\x18\x03 \x01(\x0b\x32\x16.arboretum.v1.SeatView\x12#\n\x06\x65vents\x18\x04 \x03(\x0b\x32\x13.arboretum.v1.Event\x12\x0f\n\x07resumed\x18\x05 \x01(\x08\x12\x10\n\x08\x62ot_seed\x18\x06 \x01(\x04\"\xd3\x02\n\x0f\x44\x65\x63isionRequest\x12\x17\n\x0f\x64\x65\x63ision_number\x18\x01 \x01(\x04\x12(\n\x04kind\x18\x02 \x01(\x0e\x32\x1a.arboretum.v1.DecisionKind\x12\x12\n\ngame_index\x18\x03 \x01(\r\x12$\n\x04view\x18\x04 \x01(\x0b\x32\x16.arboretum.v1.SeatView\x12#\n\x06\x65vents\x18\x05 \x03(\x0b\x32\x13.arboretum.v1.Event\x12*\n\x05\x63lock\x18\x06 \x01(\x0b\x32\x1b.arboretum.v1.DecisionClock\x12\x18\n\x10\x64iscard_required\x18\x07 \x01(\x08\x12/\n\rlegal_sources\x18\x08 \x03(\x0b\x32\x18.arboretum.v1.DrawSource\x12\'\n\x0blegal_cells\x18\t \x03(\x0b\x32\x12.arboretum.v1.Cell\"\xf1\x01\n\x0b\x46\x61ultNotice\x12\x17\n\x0f\x64\x65\x63ision_number\x18\x01 \x01(\x04\x12\x12\n\ngame_index\x18\x02 \x01(\r\x12\x31\n\rdecision_kind\x18\x03 \x01(\x0e\x32\x1a.arboretum.v1.DecisionKind\x12%\n\x04kind\x18\x04 \x01(\x0e\x32\x17.arboretum.v1.FaultKind\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12(\n\x08\x66\x61llback\x18\x06 \x01(\x0b\x32\x16.arboretum.v1.Decision\x12\x0e\n\x06\x66\x61ults\x18\x07 \x01(\r\x12\x11\n\tforfeited\x18\x08 \x01(\x08\"X\n\x07GameEnd\x12(\n\x06result\x18\x01 \x01(\x0b\x32\x18.arboretum.v1.GameResult\x12#\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x13.arboretum.v1.Event2P\n\nBotService\x12\x42\n\x04Play\x12\x18.arboretum.v1.BotMessage\x1a\x1c.arboretum.v1.RefereeMessage(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x61rboretum_proto/v1/bot.proto\x12\x0c\x61rboretum.v1\x1a\x1f\x61rboretum_proto/v1/common.proto\x1a\x1d\x61rboretum_proto/v1/game.proto\"\x90\x01\n\nBotMessage\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12.\n\x06\x61nswer\x18\x02 \x01(\x0b\x32\x1c.arboretum.v1.DecisionAnswerH\x00\x12\x30\n\x07\x66\x61ilure\x18\x03 \x01(\x0b\x32\x1d.arboretum.v1.DecisionFailureH\x00\x42\x06\n\x04kind\"m\n\x0e\x44\x65\x63isionAnswer\x12\x17\n\x0f\x64\x65\x63ision_number\x18\x01 \x01(\x04\x12(\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0b\x32\x16.arboretum.v1.Decision\x12\x18\n\x10malformed_reason\x18\x03 \x01(\t\"O\n\x0f\x44\x65\x63isionFailure\x12\x17\n\x0f\x64\x65\x63ision_number\x18\x01 \x01(\x04\x12\x12\n\nerror_type\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\"\xd8\x02\n\x0eRefereeMessage\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12/\n\x0bmatch_start\x18\x02 \x01(\x0b\x32\x18.arboretum.v1.MatchStartH\x00\x12-\n\ngame_start\x18\x03 \x01(\x0b\x32\x17.arboretum.v1.GameStartH\x00\x12\x39\n\x10\x64\x65\x63ision_request\x18\x04 \x01(\x0b\x32\x1d.arboretum.v1.DecisionRequestH\x00\x12\x31\n\x0c\x66\x61ult_notice\x18\x05 \x01(\x0b\x32\x19.arboretum.v1.FaultNoticeH\x00\x12)\n\x08game_end\x18\x06 \x01(\x0b\x32\x15.arboretum.v1.GameEndH\x00\x12+\n\tmatch_end\x18\x07 \x01(\x0b\x32\x16.arboretum.v1.MatchEndH\x00\x42\x06\n\x04kind\"\xdd\x01\n\nMatchStart\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x14\n\x0cplayer_count\x18\x03 \x01(\r\x12\x12\n\ngame_count\x18\x04 \x01(\r\x12\x12\n\nseat_names\x18\x05 \x03(\t\x12/\n\x0ctime_control\x18\x06 \x01(\x0b\x32\x19.arboretum.v1.TimeControl\x12/\n\x0c\x66\x61ult_policy\x18\x07 \x01(\x0b\x32\x19.arboretum.v1.FaultPolicy\x12\x0f\n\x07resumed\x18\x08 \x01(\x08\"\xaf\x01\n\tGameStart\x12&\n\x05setup\x18\x01 \x01(\x0b\x32\x17.arboretum.v1.GameSetup\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12$\n\x04view\x18\x03 \x01(\x0b\x32\x16.arboretum.v1.SeatView\x12#\n\x06\x65vents\x18\x04 \x03(\x0b\x32\x13.arboretum.v1.Event\x12\x0f\n\x07resumed\x18\x05 \x01(\x08\x12\x10\n\x08\x62ot_seed\x18\x06 \x01(\x04\"\xd3\x02\n\x0f\x44\x65\x63isionRequest\x12\x17\n\x0f\x64\x65\x63ision_number\x18\x01 \x01(\x04\x12(\n\x04kind\x18\x02 \x01(\x0e\x32\x1a.arboretum.v1.DecisionKind\x12\x12\n\ngame_index\x18\x03 \x01(\r\x12$\n\x04view\x18\x04 \x01(\x0b\x32\x16.arboretum.v1.SeatView\x12#\n\x06\x65vents\x18\x05 \x03(\x0b\x32\x13.arboretum.v1.Event\x12*\n\x05\x63lock\x18\x06 \x01(\x0b\x32\x1b.arboretum.v1.DecisionClock\x12\x18\n\x10\x64iscard_required\x18\x07 \x01(\x08\x12/\n\rlegal_sources\x18\x08 \x03(\x0b\x32\x18.arboretum.v1.DrawSource\x12\'\n\x0blegal_cells\x18\t \x03(\x0b\x32\x12.arboretum.v1.Cell\"\xf1\x01\n\x0b\x46\x61ultNotice\x12\x17\n\x0f\x64\x65\x63ision_number\x18\x01 \x01(\x04\x12\x12\n\ngame_index\x18\x02 \x01(\r\x12\x31\n\rdecision_kind\x18\x03 \x01(\x0e\x32\x1a.arboretum.v1.DecisionKind\x12%\n\x04kind\x18\x04 \x01(\x0e\x32\x17.arboretum.v1.FaultKind\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12(\n\x08\x66\x61llback\x18\x06 \x01(\x0b\x32\x16.arboretum.v1.Decision\x12\x0e\n\x06\x66\x61ults\x18\x07 \x01(\r\x12\x11\n\tforfeited\x18\x08 \x01(\x08\"X\n\x07GameEnd\x12(\n\x06result\x18\x01 \x01(\x0b\x32\x18.arboretum.v1.GameResult\x12#\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x13.arboretum.v1.Event2P\n\nBotService\x12\x42\n\x04Play\x12\x18.arboretum.v1.BotMessage\x1a\x1c.arboretum.v1.RefereeMessage(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,21 +36,21 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_BOTMESSAGE']._serialized_start=111
   _globals['_BOTMESSAGE']._serialized_end=255
   _globals['_DECISIONANSWER']._serialized_start=257
-  _globals['_DECISIONANSWER']._serialized_end=340
-  _globals['_DECISIONFAILURE']._serialized_start=342
-  _globals['_DECISIONFAILURE']._serialized_end=421
-  _globals['_REFEREEMESSAGE']._serialized_start=424
-  _globals['_REFEREEMESSAGE']._serialized_end=768
-  _globals['_MATCHSTART']._serialized_start=771
-  _globals['_MATCHSTART']._serialized_end=992
-  _globals['_GAMESTART']._serialized_start=995
-  _globals['_GAMESTART']._serialized_end=1170
-  _globals['_DECISIONREQUEST']._serialized_start=1173
-  _globals['_DECISIONREQUEST']._serialized_end=1512
-  _globals['_FAULTNOTICE']._serialized_start=1515
-  _globals['_FAULTNOTICE']._serialized_end=1756
-  _globals['_GAMEEND']._serialized_start=1758
-  _globals['_GAMEEND']._serialized_end=1846
-  _globals['_BOTSERVICE']._serialized_start=1848
-  _globals['_BOTSERVICE']._serialized_end=1928
+  _globals['_DECISIONANSWER']._serialized_end=366
+  _globals['_DECISIONFAILURE']._serialized_start=368
+  _globals['_DECISIONFAILURE']._serialized_end=447
+  _globals['_REFEREEMESSAGE']._serialized_start=450
+  _globals['_REFEREEMESSAGE']._serialized_end=794
+  _globals['_MATCHSTART']._serialized_start=797
+  _globals['_MATCHSTART']._serialized_end=1018
+  _globals['_GAMESTART']._serialized_start=1021
+  _globals['_GAMESTART']._serialized_end=1196
+  _globals['_DECISIONREQUEST']._serialized_start=1199
+  _globals['_DECISIONREQUEST']._serialized_end=1538
+  _globals['_FAULTNOTICE']._serialized_start=1541
+  _globals['_FAULTNOTICE']._serialized_end=1782
+  _globals['_GAMEEND']._serialized_start=1784
+  _globals['_GAMEEND']._serialized_end=1872
+  _globals['_BOTSERVICE']._serialized_start=1874
+  _globals['_BOTSERVICE']._serialized_end=1954
 # @@protoc_insertion_point(module_scope)

@@ -19,12 +19,14 @@ class BotMessage(_message.Message):
     def __init__(self, protocol_version: _Optional[int] = ..., answer: _Optional[_Union[DecisionAnswer, _Mapping]] = ..., failure: _Optional[_Union[DecisionFailure, _Mapping]] = ...) -> None: ...
 
 class DecisionAnswer(_message.Message):
-    __slots__ = ("decision_number", "decision")
+    __slots__ = ("decision_number", "decision", "malformed_reason")
     DECISION_NUMBER_FIELD_NUMBER: _ClassVar[int]
     DECISION_FIELD_NUMBER: _ClassVar[int]
+    MALFORMED_REASON_FIELD_NUMBER: _ClassVar[int]
     decision_number: int
     decision: _common_pb2.Decision
-    def __init__(self, decision_number: _Optional[int] = ..., decision: _Optional[_Union[_common_pb2.Decision, _Mapping]] = ...) -> None: ...
+    malformed_reason: str
+    def __init__(self, decision_number: _Optional[int] = ..., decision: _Optional[_Union[_common_pb2.Decision, _Mapping]] = ..., malformed_reason: _Optional[str] = ...) -> None: ...
 
 class DecisionFailure(_message.Message):
     __slots__ = ("decision_number", "error_type", "message")

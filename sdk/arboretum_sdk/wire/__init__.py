@@ -46,6 +46,7 @@ from .decisions import (
     failure_to_pb,
     fault_policy_from_pb,
     fault_policy_to_pb,
+    refused_answer_to_pb,
     time_control_from_pb,
     time_control_to_pb,
 )
@@ -126,6 +127,7 @@ __all__ = [
     "match_summary_to_pb",
     "public_state_to_pb",
     "redact_event",
+    "refused_answer_to_pb",
     "seat_view_from_pb",
     "seat_view_to_pb",
     "source_from_pb",

@@ -40,6 +40,7 @@ __all__ = [
     "failure_to_pb",
     "fault_policy_from_pb",
     "fault_policy_to_pb",
+    "refused_answer_to_pb",
     "time_control_from_pb",
     "time_control_to_pb",
 ]
@@ -161,6 +162,17 @@ def failure_to_pb(decision_number: int, error_type: str, message: str) -> bot_pb
             decision_number=decision_number,
             error_type=_one_line(error_type, ERROR_TYPE_CHARS),
             message=_one_line(message, ERROR_MESSAGE_CHARS),
+        ),
+    )
+
+
+def refused_answer_to_pb(decision_number: int, reason: str) -> bot_pb2.BotMessage:
+    """The bot's message saying that it has no well-formed answer to ``decision_number``, and
+    why (``DecisionAnswer.malformed_reason``)."""
+    return bot_pb2.BotMessage(
+        protocol_version=PROTOCOL_VERSION,
+        answer=bot_pb2.DecisionAnswer(
+            decision_number=decision_number, malformed_reason=reason or "no answer"
         ),
     )
 

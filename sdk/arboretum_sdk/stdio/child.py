@@ -1,0 +1,523 @@
+"""The bridge's process side: :class:`StdioBot` runs a command as a child and plays through it.
+
+A :class:`StdioBot` is a :class:`~arboretum_sdk.Bot` like any other, so the SDK's client
+(:func:`~arboretum_sdk.run_bot`) speaks gRPC to the referee for it, reconnection included; the
+bot's side is the child process, spoken to in the line protocol (``docs/stdio-protocol.md``,
+messages built by :mod:`arboretum_sdk.stdio.lines`).
+
+- **Stdin.** Every message is written without blocking: what the pipe does not take at once
+  waits in a buffer, flushed while a decision is pending (a child that stops reading its stdin
+  holds up nothing but itself; past :data:`MAX_BACKLOG` it counts as crashed).
+- **Stdout** is read only while a decision is pending, with the decision's deadline (the clock
+  plus :data:`GRACE_S`). Lines found there before the request is written were written out of
+  turn: that is a ``malformed`` fault on this request. A late answer (to a request whose time
+  ran out, or that faulted) is dropped with a line in the log.
+- **Stderr** is copied to this process's stderr by a thread of its own, up to ``stderr_cap``
+  bytes, then read and dropped: the child never blocks on it.
+- **A bad line** raises :class:`~arboretum_sdk.errors.RefusedAnswer` with the protocol's reason
+  (the client sends it as ``malformed_reason``; the bot's text stays in this log); **no answer
+  in time** raises :class:`~arboretum_sdk.errors.Unanswered` (the referee times it out); **the
+  child exiting or closing its stdout** raises :class:`~arboretum_sdk.errors.BotCrashed`, and,
+  between decisions, calls ``on_exit`` (``arena bot run`` then exits, so that the runner that
+  started it reports a crash).
+- The child gets this process's environment without the seat token (``ARENA_TOKEN``): it
+  reaches the referee only through this bridge.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import select
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from arboretum import Decision, DecisionKind, GameResult, SeatView
+
+from ..bot import Bot
+from ..errors import BotCrashed, BotLoadError, RefusedAnswer, Unanswered
+from ..info import FaultNotice, GameEnd, GameInfo, MatchEnd, MatchInfo
+from . import lines
+
+__all__ = ["GRACE_S", "MAX_BACKLOG", "STDERR_CAP", "StdioBot"]
+
+log = logging.getLogger("arboretum_sdk.stdio")
+
+GRACE_S = 0.25
+"""How long past a decision's deadline the bridge still waits for the answer (the referee is
+the judge of time: a late answer it receives is a timeout there)."""
+STDERR_CAP = 1024 * 1024
+"""Bytes of the child's stderr copied per match; the rest is read and dropped."""
+MAX_BACKLOG = 8 * 1024 * 1024
+"""Bytes waiting for a child that does not read its stdin before it counts as crashed."""
+EXIT_GRACE_S = 5.0
+"""How long the child has to exit once its stdin is closed at the match's end."""
+TOKEN_ENV = "ARENA_TOKEN"
+_READ = 65536
+_PENDING, _ANSWERED, _OVER = "pending", "answered", "over"
+_KEEP_IDS = 64
+_OUT_OF_TURN = "the bot wrote a line while no decision was asked (out of turn)"
+
+
+class _Overlong:
+    """Stands for a line over the size limit (its bytes are dropped)."""
+
+    def __init__(self, size: int, start: bytes) -> None:
+        self.size = size
+        self.start = start
+
+
+class StdioBot(Bot):
+    """A bot that is a command speaking the line protocol; see the module's docstring."""
+
+    name = "stdio"
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path | str | None = None,
+        name: str | None = None,
+        env: Mapping[str, str] | None = None,
+        stderr_cap: int = STDERR_CAP,
+        on_exit: Callable[[str], None] | None = None,
+    ) -> None:
+        if not argv:
+            raise ValueError("a command needs a program")
+        self.argv = tuple(argv)
+        self.cwd = Path(cwd) if cwd is not None else None
+        if name:
+            self.name = name
+        base = dict(os.environ if env is None else env)
+        base.pop(TOKEN_ENV, None)
+        self._env = base
+        self.stderr_cap = stderr_cap
+        self.on_exit = on_exit
+        """Called (from a thread of its own) with the reason when the child exits while no
+        decision is pending and the match has not ended."""
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._stdin = -1
+        self._stdout = -1
+        self._buffer = bytearray()
+        self._skipping = False
+        self._backlog = bytearray()
+        self._stdin_closed = False
+        self._eof = False
+        self._closing = False
+        self._asking = False
+        self._crash: str | None = None
+        self._asked: dict[int, str] = {}
+        self._threads: list[threading.Thread] = []
+        self.lines_read = 0
+
+    # ------------------------------------------------------------------ the child
+
+    @property
+    def command(self) -> str:
+        return " ".join(self.argv)
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._proc is None else self._proc.pid
+
+    def start(self) -> None:
+        """Start the child (once) and write ``hello``; :class:`BotLoadError` if it cannot."""
+        if self._proc is not None:
+            return
+        try:
+            proc = subprocess.Popen(
+                self.argv,
+                cwd=self.cwd,
+                env=self._env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                bufsize=0,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise BotLoadError(
+                f"cannot start the bot's command {self.command!r}: {exc.strerror or exc}"
+            ) from None
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        self._proc = proc
+        self._stdin = proc.stdin.fileno()
+        self._stdout = proc.stdout.fileno()
+        os.set_blocking(self._stdin, False)
+        os.set_blocking(self._stdout, False)
+        for target, what in ((self._copy_stderr, "stderr"), (self._wait_child, "wait")):
+            thread = threading.Thread(target=target, name=f"arena-stdio-{what}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        log.info("started the bot's command %r (pid %d)", self.command, proc.pid)
+        self._send(lines.encode(lines.hello_message()))
+
+    def finish(self, grace: float = EXIT_GRACE_S) -> int | None:
+        """End the child: flush what is waiting, close its stdin, give it ``grace`` seconds to
+        exit, then kill it (and everything it started). Returns its exit status."""
+        proc = self._proc
+        if proc is None:
+            return None
+        self._closing = True
+        deadline = time.monotonic() + grace
+        while self._backlog and not self._stdin_closed and time.monotonic() < deadline:
+            with contextlib.suppress(OSError, ValueError):
+                select.select([], [self._stdin], [], max(0.0, deadline - time.monotonic()))
+            self._flush()
+        self._close_stdin()
+        try:
+            code = proc.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            log.warning("the bot's command did not exit within %g s of the match's end", grace)
+            code = None
+        self._kill()
+        for thread in self._threads:
+            thread.join(1.0)
+        return proc.returncode if code is None else code
+
+    def _kill(self) -> None:
+        proc = self._proc
+        if proc is None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(2.0)
+        for stream in (proc.stdin, proc.stdout):
+            with contextlib.suppress(OSError):
+                if stream is not None:
+                    stream.close()
+
+    def _close_stdin(self) -> None:
+        if not self._stdin_closed and self._proc is not None and self._proc.stdin is not None:
+            self._stdin_closed = True
+            with contextlib.suppress(OSError):
+                self._proc.stdin.close()
+
+    def _wait_child(self) -> None:
+        proc = self._proc
+        assert proc is not None
+        code = proc.wait()
+        if self._closing or self._asking:
+            return  # the match is over, or the pending decision reads the end itself
+        reason = _exit_reason(code)
+        self._crash = reason
+        log.error("%s", reason)
+        if self.on_exit is not None:
+            self.on_exit(reason)
+
+    def _copy_stderr(self) -> None:
+        proc = self._proc
+        assert proc is not None and proc.stderr is not None
+        fd = proc.stderr.fileno()
+        copied = dropped = 0
+        while True:
+            try:
+                chunk = os.read(fd, _READ)
+            except OSError:
+                break
+            if not chunk:
+                break
+            if copied < self.stderr_cap:
+                part = chunk[: self.stderr_cap - copied]
+                _write_all(2, part)
+                copied += len(part)
+                dropped += len(chunk) - len(part)
+                if copied >= self.stderr_cap:
+                    _write_all(
+                        2,
+                        f"\n[arena: the bot's stderr is cut at {self.stderr_cap} bytes; "
+                        "the rest is dropped]\n".encode(),
+                    )
+            else:
+                dropped += len(chunk)
+        if dropped:
+            _write_all(2, f"[arena: {dropped} bytes of the bot's stderr dropped]\n".encode())
+
+    # ------------------------------------------------------------------ writing
+
+    def _send(self, data: bytes) -> None:
+        if self._stdin_closed or self._proc is None:
+            return
+        self._backlog += data
+        self._flush()
+        if len(self._backlog) > MAX_BACKLOG:
+            self._crash = (
+                f"the bot's command does not read its stdin ({len(self._backlog)} bytes waiting)"
+            )
+            self._kill()
+
+    def _flush(self) -> None:
+        while self._backlog and not self._stdin_closed:
+            try:
+                written = os.write(self._stdin, self._backlog)
+            except BlockingIOError:
+                return
+            except OSError:  # the child closed its stdin (or exited): nothing more goes there
+                self._backlog.clear()
+                self._close_stdin()
+                return
+            del self._backlog[:written]
+
+    # ------------------------------------------------------------------ reading
+
+    def _fill(self, timeout: float) -> None:
+        """Wait up to ``timeout`` for stdout (flushing stdin meanwhile); read what is there."""
+        if self._eof:
+            return
+        writers = [self._stdin] if self._backlog and not self._stdin_closed else []
+        try:
+            readable, writable, _ = select.select([self._stdout], writers, [], max(0.0, timeout))
+        except (OSError, ValueError):
+            self._eof = True
+            return
+        if writable:
+            self._flush()
+        if readable:
+            self._read_available()
+
+    def _read_available(self) -> None:
+        while not self._eof:
+            try:
+                chunk = os.read(self._stdout, _READ)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self._eof = True
+                return
+            self._buffer += chunk
+            if len(chunk) < _READ:
+                return
+
+    def _take_line(self) -> bytes | _Overlong | None:
+        """The next complete line in the buffer (without its newline), an :class:`_Overlong`,
+        or None. Blank lines are skipped."""
+        limit = lines.MAX_LINE_BYTES
+        while True:
+            buffer = self._buffer
+            end = buffer.find(b"\n")
+            if self._skipping:
+                if end < 0:
+                    buffer.clear()
+                    return None
+                del buffer[: end + 1]
+                self._skipping = False
+                continue
+            if end < 0:
+                if len(buffer) >= limit:
+                    overlong = _Overlong(len(buffer), bytes(buffer[:80]))
+                    buffer.clear()
+                    self._skipping = True
+                    self.lines_read += 1
+                    return overlong
+                return None
+            raw = bytes(buffer[:end])
+            del buffer[: end + 1]
+            if raw.endswith(b"\r"):
+                raw = raw[:-1]
+            if not raw.strip():
+                continue
+            self.lines_read += 1
+            if len(raw) + 1 > limit:
+                return _Overlong(len(raw) + 1, raw[:80])
+            return raw
+
+    def _crashed(self) -> BotCrashed:
+        proc = self._proc
+        assert proc is not None
+        try:
+            code: int | None = proc.wait(0.5)
+        except subprocess.TimeoutExpired:
+            code = None
+        reason = self._crash or (
+            _exit_reason(code) if code is not None else "the bot's command closed its stdout"
+        )
+        self._crash = reason
+        self._closing = True
+        self._kill()
+        log.error("%s", reason)
+        return BotCrashed(reason)
+
+    # ------------------------------------------------------------------ decisions
+
+    def choose(self, view: SeatView) -> Decision:
+        self.start()
+        number = self.decision_number
+        clock = self.clock
+        assert clock is not None
+        self._asking = True
+        try:
+            if self._crash is not None:
+                raise self._crashed()
+            out_of_turn = self._drain()
+            self._ask(number)
+            game = self.game.game_index if self.game is not None else 0
+            self._send(lines.encode(lines.request_message(number, game, view, clock)))
+            if out_of_turn:
+                self._asked[number] = _OVER
+                raise RefusedAnswer(_OUT_OF_TURN)
+            return self._answer(number, view, clock.deadline + GRACE_S, clock.limit_ms)
+        finally:
+            self._asking = False
+            proc = self._proc
+            if proc is not None and proc.poll() is not None and not self._closing:
+                self._crash = self._crash or _exit_reason(proc.returncode)
+
+    def _ask(self, number: int) -> None:
+        self._asked[number] = _PENDING
+        if len(self._asked) > _KEEP_IDS:
+            for old in sorted(self._asked)[: len(self._asked) - _KEEP_IDS]:
+                del self._asked[old]
+
+    def _drain(self) -> int:
+        """Read what the child wrote since the last decision: late answers are dropped, any
+        other line was written out of turn. Returns how many were."""
+        self._read_available()
+        out_of_turn = 0
+        while (raw := self._take_line()) is not None:
+            late = self._late(raw)
+            if late is not None:
+                log.info("line %d: dropped a late answer to decision %d", self.lines_read, late)
+                continue
+            out_of_turn += 1
+            log.warning("line %d: %s: %s", self.lines_read, _OUT_OF_TURN, _describe(raw))
+        if self._eof:
+            raise self._crashed()
+        return out_of_turn
+
+    def _late(self, raw: bytes | _Overlong) -> int | None:
+        """The id of a late answer (to a decision already over), or None."""
+        if isinstance(raw, _Overlong):
+            return None
+        try:
+            ident = lines.answer_id(lines.parse_line(raw))
+        except lines.LineError:
+            return None
+        return ident if self._asked.get(ident) == _OVER else None
+
+    def _answer(self, number: int, view: SeatView, deadline: float, limit_ms: int) -> Decision:
+        kind = view.kind
+        discard_required = kind is DecisionKind.PLAY and view.discard_required
+        while True:
+            raw = self._take_line()
+            if raw is None:
+                if self._eof:
+                    raise self._crashed()
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self._asked[number] = _OVER
+                    raise Unanswered(
+                        f"the bot's command did not answer within {limit_ms} ms; the referee "
+                        "times the decision out"
+                    )
+                self._fill(left)
+                continue
+            if isinstance(raw, _Overlong):
+                self._refuse(
+                    number,
+                    lines.LineError(
+                        f"the line is longer than the {lines.MAX_LINE_BYTES} bytes a line may have",
+                        f"{raw.size}+ bytes, starting {raw.start!r}",
+                    ),
+                )
+            try:
+                obj = lines.parse_line(raw)
+                ident = lines.answer_id(obj)
+            except lines.LineError as exc:
+                self._refuse(number, exc)
+            if ident != number:
+                state = self._asked.get(ident)
+                if state == _OVER:
+                    log.info(
+                        "line %d: dropped a late answer to decision %d", self.lines_read, ident
+                    )
+                    continue
+                if state == _ANSWERED:
+                    self._refuse(
+                        number,
+                        lines.LineError(
+                            f"a second answer to decision {ident} ({_OUT_OF_TURN})", _describe(raw)
+                        ),
+                    )
+                self._refuse(
+                    number,
+                    lines.LineError(
+                        f"the answer's id is {ident} but the request's id is {number}",
+                        _describe(raw),
+                    ),
+                )
+            try:
+                decision = lines.decision_from_json(obj, kind, discard_required)
+            except lines.LineError as exc:
+                self._refuse(number, exc)
+            self._asked[number] = _ANSWERED
+            return decision
+
+    def _refuse(self, number: int, error: lines.LineError) -> NoReturn:
+        self._asked[number] = _OVER
+        log.warning("line %d: %s (%s)", self.lines_read, error.reason, error.detail)
+        raise RefusedAnswer(error.reason)
+
+    # ------------------------------------------------------------------ the other messages
+
+    def on_match_start(self, info: MatchInfo) -> None:
+        self.start()
+        self._send(lines.encode(lines.match_start_message(info)))
+
+    def on_game_start(self, info: GameInfo) -> None:
+        self.start()
+        self._send(lines.encode(lines.game_start_message(info)))
+
+    def on_fault(self, notice: FaultNotice) -> None:
+        if self._asked.get(notice.decision_number) == _PENDING:
+            self._asked[notice.decision_number] = _OVER
+        self._send(lines.encode(lines.fault_message(notice)))
+
+    def on_game_end(self, result: GameResult, info: GameEnd) -> None:
+        self._send(lines.encode(lines.game_end_message(info)))
+
+    def on_match_end(self, info: MatchEnd) -> None:
+        self._closing = True
+        self._send(lines.encode(lines.match_end_message(info)))
+
+    def __repr__(self) -> str:
+        return f"<StdioBot {self.command!r}>"
+
+
+def _exit_reason(code: int | None) -> str:
+    if code is None:
+        return "the bot's command ended"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"the bot's command was killed by {name}"
+    return f"the bot's command exited with status {code}"
+
+
+def _describe(raw: bytes | _Overlong) -> str:
+    if isinstance(raw, _Overlong):
+        return f"a line of {raw.size}+ bytes starting {raw.start!r}"
+    text = raw[:200].decode("utf-8", "replace")
+    return repr(text) + ("..." if len(raw) > 200 else "")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        try:
+            n = os.write(fd, view)
+        except InterruptedError:
+            continue
+        except OSError:
+            return
+        view = view[n:]
