@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from arboretum_worker.sandbox.docker_runner import DEFAULT_IMAGE
-from arboretum_worker.settings import job_timeout
+from arboretum_worker.settings import WorkerSettings, job_timeout
+from arboretum_worker.worker import HAND_BACK_TIMEOUT_S
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker-compose.yml"
@@ -149,9 +150,14 @@ def test_compose_heals_and_builds_the_bot_image() -> None:
         )
     assert services["worker"]["environment"]["ARENA_SANDBOX"] == "docker"
     assert bot["image"] == DEFAULT_IMAGE
-    # SIGTERM lets a worker finish its match: the grace period is longer than a match's job
-    # timeout with the default clock.
+    # SIGTERM lets a worker finish its match for ARENA_STOP_DRAIN_S, then hand it back (which
+    # may take HAND_BACK_TIMEOUT_S): the grace period leaves room for both, and is longer than a
+    # one-game match's job timeout with the default clock.
     grace = services["worker"]["stop_grace_period"]
-    assert grace.endswith("m") and int(grace[:-1]) * 60 > job_timeout(2, 1, 1000, 10_000)
+    assert grace.endswith("m")
+    drain = WorkerSettings().stop_drain_s
+    assert "ARENA_STOP_DRAIN_S" not in services["worker"]["environment"]
+    assert int(grace[:-1]) * 60 >= drain + HAND_BACK_TIMEOUT_S + 30
+    assert int(grace[:-1]) * 60 > job_timeout(2, 1, 1000, 10_000)
     command = " ".join(str(part) for part in services["redis"]["command"])
     assert "--hash-max-listpack-value 512" in command

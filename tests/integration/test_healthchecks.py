@@ -78,3 +78,22 @@ def test_worker_healthcheck(arena: Arena) -> None:
     arena.redis_proc.wait(10)
     code, err = _probe("arboretum_worker.healthcheck", env=env)
     assert code == 1 and err.startswith("arena: Redis at") and "does not answer" in err, err
+
+
+def test_worker_healthcheck_tells_a_previous_life_of_the_pid_from_this_one() -> None:
+    # A restarted container's worker has pid 1 again; the registration of its previous life
+    # (same host, same pid, alive) is older than the process that now has the pid.
+    from datetime import UTC, datetime, timedelta
+    from types import SimpleNamespace
+
+    from arboretum_worker.healthcheck import _current, _started
+
+    started = _started(os.getpid())
+    assert started is not None and started <= time.time()  # this process, from /proc
+    now = datetime.now(UTC)
+    assert _current(SimpleNamespace(pid=os.getpid(), birth_date=now))
+    previous = now - timedelta(seconds=time.time() - started + 60)
+    assert not _current(SimpleNamespace(pid=os.getpid(), birth_date=previous))
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    assert not _current(SimpleNamespace(pid=dead.pid, birth_date=now))

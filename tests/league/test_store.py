@@ -170,3 +170,12 @@ def test_bot_logs_are_capped(r: redis.Redis) -> None:
     big = bytes(range(256)) * 1000
     store.append_bot_log(r, "m2", 3, big)
     assert store.get_bot_log(r, "m2", 3) == big[: store.BOT_LOG_CAP]
+
+
+def test_a_bot_log_set_twice_is_stored_once(r: redis.Redis) -> None:
+    # What a client sends again after a broken connection must not store the log twice.
+    assert store.set_bot_log(r, "m1", 0, b"abcdefghij", cap=8) == 8
+    assert store.set_bot_log(r, "m1", 0, b"abcdefghij", cap=8) == 8
+    assert store.get_bot_log(r, "m1", 0) == b"abcdefgh"
+    assert store.set_bot_log(r, "m1", 0, b"") == 0
+    assert store.get_bot_log(r, "m1", 0) == b""

@@ -69,12 +69,21 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         parents=[common],
         help="run a league worker (rq)",
         description="Run an rq worker on the league queue (ARENA_QUEUE, default 'arena'). "
-        "Equivalent to `rq worker arena --url $REDIS_URL --maintenance-interval 10`, with a "
-        "short heartbeat margin so a killed worker's match is re-queued within about 30 s. "
+        "Like `rq worker arena --url $REDIS_URL --maintenance-interval 10`, with a short "
+        "heartbeat margin so a killed worker's match is re-queued within about 30 s. "
+        "Redis unreachable, at start or later, for any length of time: the worker says so in "
+        "one line, retries with backoff (at most 2 s apart), says when Redis answers again and "
+        "carries on; it never exits for it, and its running match finishes and is recorded. "
+        "SIGTERM (or Ctrl-C): no new match; the running one gets ARENA_STOP_DRAIN_S (180 s) to "
+        "finish, then is handed back to the queue, as is at once on a second SIGTERM. "
         "Settings: docs/league.md.",
     )
     p.add_argument("--burst", action="store_true", help="stop when the queue is empty")
-    p.add_argument("--name", help="worker name (default: arena-<host>-<pid>)")
+    p.add_argument(
+        "--name",
+        help="worker name, unique among the running workers "
+        "(default: arena-<host>-<pid>-<random>, new at every start)",
+    )
     p.set_defaults(handler=cmd_worker, log_level="info")
 
     league = subparsers.add_parser("league", help="create, run and follow leagues")
@@ -275,11 +284,14 @@ def _league_name(r: Any, name: str | None) -> str | None:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
+    from .settings import RedisUnavailable
     from .worker import run_worker
 
-    settings = _settings(args)
-    _redis(args)
-    run_worker(settings, burst=args.burst, name=args.name)
+    settings = _settings(args)  # a bad URL or setting is an error; an unreachable Redis is not
+    try:
+        run_worker(settings, burst=args.burst, name=args.name)
+    except RedisUnavailable as exc:
+        raise UserError(str(exc)) from None
     return 0
 
 

@@ -2,8 +2,10 @@
 
 Healthy means: Redis (``REDIS_URL``) answers, and a worker registered with rq on the league's
 queue (``ARENA_QUEUE``) runs on this host, its process alive here (a container's hostname is its
-own, so this is the container's worker). Otherwise it exits 1 with one line on stderr saying
-which part is missing. docker-compose.yml's healthcheck of the workers runs it.
+own, so this is the container's worker) and registered since that process started. The last part
+tells a restarted container's worker from its previous life: that one also had pid 1 and this
+hostname, and its registration outlives it for minutes. Otherwise it exits 1 with one line on
+stderr saying which part is missing. docker-compose.yml's healthcheck of the workers runs it.
 """
 
 from __future__ import annotations
@@ -27,6 +29,32 @@ def _alive(pid: int | None) -> bool:
     return True
 
 
+def _started(pid: int) -> float | None:
+    """When process ``pid`` started (seconds since the epoch), from /proc; None if unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+        with open("/proc/stat", "rb") as fh:
+            boot = next(int(line.split()[1]) for line in fh if line.startswith(b"btime "))
+    except (OSError, StopIteration, ValueError):
+        return None
+    ticks = int(stat[stat.rindex(b")") + 2 :].split()[19])  # field 22, starttime
+    return boot + ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _current(worker: object) -> bool:
+    """Registered by the process that now has its pid (not by an earlier one with that pid)."""
+    pid = getattr(worker, "pid", None)
+    birth = getattr(worker, "birth_date", None)
+    if not _alive(pid):
+        return False
+    started = _started(pid) if pid else None
+    if started is None or birth is None:
+        return True  # no /proc: the pid alone
+    # The boot time is in whole seconds: allow for it.
+    return bool(birth.timestamp() >= started - 2)
+
+
 def check(redis_url: str, queue: str, hostname: str | None = None) -> str | None:
     """None when a live worker of ``hostname`` (this host) listens on ``queue``, else why not."""
     import redis
@@ -45,7 +73,7 @@ def check(redis_url: str, queue: str, hostname: str | None = None) -> str | None
     mine = [w for w in workers if w.hostname == host]
     if not mine:
         return f"no worker of host {host} is registered on queue {queue!r}"
-    if not any(_alive(w.pid) for w in mine):
+    if not any(_current(w) for w in mine):
         return f"the worker registered for host {host} is not running (pid {mine[0].pid})"
     return None
 

@@ -9,17 +9,26 @@ does nothing. Replays and bot logs are stored by the run whose result was record
 :func:`on_match_failure` is the jobs' failure callback. rq calls it for every failed attempt:
 an exception in the job, a job timeout, and an abandoned job (its worker was killed; found by
 a worker's maintenance). It records the reason on the match, as a retry or as the final failure.
+
+A stopping worker hands its running match back (:mod:`arboretum_worker.worker`): it sends the
+work horse :data:`HAND_BACK_SIGNAL`, which stops the match (``play.stop_match``: the job raises
+:class:`WorkerStopping`, after stopping the sandboxes and the referee), and the job goes back on
+the queue without using up a retry. Once the games are over the signal waits: the
+result, the replays and the logs are stored first, and a hand back that came meanwhile is dropped
+(the job is about to end anyway).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
+import signal
 import socket
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,15 +36,46 @@ from arboretum_sdk.bot import COMPUTE_ENV
 
 from . import store
 from .live import LivePublisher
-from .play import SOCKET_NAME, MatchError, MatchOutcome, MatchPlan, SeatPlan, run_play_match
+from .play import (
+    SOCKET_NAME,
+    MatchError,
+    MatchOutcome,
+    MatchPlan,
+    SeatPlan,
+    WorkerStopping,
+    run_play_match,
+)
 from .sandbox.capture import MARKER_ROOM
 from .settings import WorkerSettings, job_timeout, seat_thinking_s
 
-__all__ = ["match_plan", "on_match_failure", "run_match"]
+__all__ = ["HAND_BACK_SIGNAL", "WorkerStopping", "match_plan", "on_match_failure", "run_match"]
 
 log = logging.getLogger(__name__)
 
 _REASON_CAP = 500
+
+HAND_BACK_SIGNAL = signal.SIGUSR1
+"""What a stopping worker sends its work horse to have the match handed back."""
+HANDED_BACK = "handed back: the worker stopped before the match finished"
+
+
+@contextlib.contextmanager
+def _finishing() -> Iterator[None]:
+    """No hand back while the result and its artifacts are stored; one that came meanwhile is
+    dropped (the job ends in a moment)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {HAND_BACK_SIGNAL})
+    try:
+        yield
+    finally:
+        if HAND_BACK_SIGNAL in signal.sigpending():
+            handler = signal.signal(HAND_BACK_SIGNAL, signal.SIG_IGN)  # discards the pending one
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+            signal.signal(HAND_BACK_SIGNAL, handler)
+        else:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _connection(settings: WorkerSettings) -> Any:
@@ -104,10 +144,15 @@ def run_match(match_id: str) -> dict[str, Any]:
             ),
             finished=time.time(),
         )
-        recorded = record_result(r, result, ls.elo).applied
-        if recorded:
-            _store_artifacts(r, match_id, outcome, settings.output_cap)
-        mark_finished_if_done(r, record.league)
+        with _finishing():
+            # Not applied now, yet stored exactly as this run made it (its finish time is this
+            # run's): the script ran, and the connection broke before its answer came back.
+            recorded = (
+                record_result(r, result, ls.elo).applied or store.get_result(r, match_id) == result
+            )
+            if recorded:
+                _store_artifacts(r, match_id, outcome, settings.output_cap)
+            mark_finished_if_done(r, record.league)
         log.info(
             "match %s: %s in %.1f s (%s)",
             match_id,
@@ -212,6 +257,7 @@ def _play(
     ``ARENA_COMPUTE`` (a league's compute mode; fixed by default). ``publish``: publish its
     public events as a live game (not for a re-run)."""
     from .bots import bot_entry, sandbox_runner
+    from .outage import without_retry
     from .registry import materialise
     from .sandbox import DEFAULT_LIMITS
 
@@ -239,7 +285,8 @@ def _play(
         start_bot,
         deadline_s=deadline_s,
         output_cap=settings.output_cap,
-        live=LivePublisher(r, plan.match_id) if publish else None,
+        # Live events are dropped in a Redis outage, never delayed or sent twice.
+        live=LivePublisher(without_retry(r), plan.match_id) if publish else None,
     )
 
 
@@ -251,15 +298,16 @@ def _store_artifacts(
     for game, replay in zip(outcome.games, outcome.replays, strict=False):
         store.save_replay(r, match_id, game.game_index, replay)
     for seat, text in enumerate(outcome.outputs):
-        r.delete(store.Keys.bot_log(match_id, seat))
         # The output is capped already, with the truncation marker past the cap: keep it whole.
-        store.append_bot_log(r, match_id, seat, text.encode("utf-8"), cap=cap + MARKER_ROOM)
+        store.set_bot_log(r, match_id, seat, text.encode("utf-8"), cap=cap + MARKER_ROOM)
 
 
 def failure_reason(exc_type: type[BaseException] | None, exc: BaseException | None) -> str:
     name = exc_type.__name__ if exc_type is not None else "error"
     if name == "AbandonedJobError":
         return "the worker running the match died (abandoned job, found by rq's maintenance)"
+    if name == "WorkerStopping":
+        return HANDED_BACK
     if name == "JobTimeoutException":
         return f"the match exceeded its job timeout ({exc})"
     text = str(exc) if exc is not None else ""
@@ -275,7 +323,9 @@ def on_match_failure(
     if not match_id:
         return
     reason = failure_reason(exc_type, exc)
-    if job.retries_left:
+    if reason == HANDED_BACK:  # not a failed attempt: back on the queue, its retries kept
+        status = store.MatchStatus.QUEUED
+    elif job.retries_left:
         status = store.MatchStatus.QUEUED
         left = job.retries_left
         reason = f"{reason} (retrying, {left} {'retry' if left == 1 else 'retries'} left)"

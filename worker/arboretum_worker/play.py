@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,8 +36,10 @@ __all__ = [
     "MatchPlan",
     "PlayedGame",
     "SeatPlan",
+    "WorkerStopping",
     "play_match",
     "run_play_match",
+    "stop_match",
 ]
 
 log = logging.getLogger(__name__)
@@ -53,6 +56,23 @@ START_TIMEOUT_MS = 60_000
 
 class MatchError(RuntimeError):
     """The match could not be played (the reason is the message); the job fails and may retry."""
+
+
+class WorkerStopping(Exception):
+    """The worker playing the match is stopping: the match is given up, to be played again."""
+
+
+_stopping = threading.Event()
+_playing = False
+
+
+def stop_match() -> bool:
+    """Ask the match this process plays to stop (safe in a signal handler): its wait for the
+    end raises :class:`WorkerStopping` within ``POLL_INTERVAL_S``, and the sandboxes and the
+    referee are stopped on the way out. False when no match is being played (then the caller
+    raises it itself)."""
+    _stopping.set()
+    return _playing
 
 
 @dataclass(frozen=True)
@@ -120,11 +140,18 @@ def run_play_match(
     ``arena serve`` runs the referee; see :mod:`arboretum_sdk.eventloop`), closed at the end."""
     from arboretum_sdk import eventloop
 
-    return eventloop.run(
-        play_match(
-            plan, match_dir, start_bot, deadline_s=deadline_s, output_cap=output_cap, live=live
+    global _playing
+    if _stopping.is_set():
+        raise WorkerStopping("the worker was stopped before the match started")
+    _playing = True
+    try:
+        return eventloop.run(
+            play_match(
+                plan, match_dir, start_bot, deadline_s=deadline_s, output_cap=output_cap, live=live
+            )
         )
-    )
+    finally:
+        _playing = False
 
 
 async def play_match(
@@ -242,8 +269,8 @@ async def play_match(
         for failure in killed:
             if isinstance(failure, BaseException):  # the others were cleaned up all the same
                 log.error("match %s: killing a sandbox failed: %r", plan.match_id, failure)
-        if live is not None:
-            await live.stop()
+        if live is not None:  # its stream ends with the match; a stopped match has no end
+            await live.stop(0.5 if _stopping.is_set() else 5.0)
         await referee.stop(1.0)
     outcome.outputs = [
         _capped(
@@ -316,6 +343,8 @@ async def _wait_for_end(
                 crashed.add(seat)
         if time.monotonic() - started > deadline_s:
             raise MatchError(f"the match did not end within {deadline_s:.0f} s")
+        if _stopping.is_set():
+            raise WorkerStopping("the worker was stopped before the match finished")
         await referee.wait_match(ref_id, POLL_INTERVAL_S)
 
 

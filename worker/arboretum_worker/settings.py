@@ -15,6 +15,7 @@ maintenance interval    ``ARENA_MAINTENANCE_INTERVAL_S``  10 s
 heartbeat interval      ``ARENA_MONITOR_INTERVAL_S``      5 s
 heartbeat margin        ``ARENA_HEARTBEAT_MARGIN_S``      15 s
 retries per match       ``ARENA_RETRIES``                 2
+time to finish on stop  ``ARENA_STOP_DRAIN_S``            180 s
 ======================  ================================  =====================================
 
 The rq settings and why (also in docs/league.md, "Running a league"):
@@ -31,6 +32,10 @@ The rq settings and why (also in docs/league.md, "Running a league"):
   the defaults a dead worker's match is re-queued 5 + 15 + 10 = 30 s after its last heartbeat at
   the latest. Plain ``rq worker arena`` works too, with rq's margins (about 100 s).
 - **Job timeout**: see :func:`job_timeout`.
+- **Stopping**: on SIGTERM a worker takes no new job and gives its running match
+  ``ARENA_STOP_DRAIN_S`` to finish, then hands it back to the queue
+  (:mod:`arboretum_worker.worker`); docker-compose.yml's ``stop_grace_period`` (4 min) leaves
+  a minute on top for the hand back.
 """
 
 from __future__ import annotations
@@ -136,6 +141,7 @@ class WorkerSettings:
     monitor_interval_s: int = 5
     heartbeat_margin_s: int = HEARTBEAT_MARGIN_S
     retries: int = 2
+    stop_drain_s: int = 180
 
     def __post_init__(self) -> None:
         if not self.redis_url.startswith(("redis://", "rediss://", "unix://")):
@@ -151,6 +157,7 @@ class WorkerSettings:
             ("monitor_interval_s", 1),
             ("heartbeat_margin_s", 1),
             ("retries", 0),
+            ("stop_drain_s", 0),
         ):
             value = getattr(self, name)
             if type(value) is not int or value < low:
@@ -180,6 +187,7 @@ class WorkerSettings:
             ("monitor_interval_s", "ARENA_MONITOR_INTERVAL_S"),
             ("heartbeat_margin_s", "ARENA_HEARTBEAT_MARGIN_S"),
             ("retries", "ARENA_RETRIES"),
+            ("stop_drain_s", "ARENA_STOP_DRAIN_S"),
         ):
             if env.get(var):
                 try:

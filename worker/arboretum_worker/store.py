@@ -65,6 +65,7 @@ __all__ = [
     "match_index_keys",
     "replay_games",
     "save_replay",
+    "set_bot_log",
     "set_league_status",
     "set_match_status",
     "start_match_attempt",
@@ -774,6 +775,19 @@ def append_bot_log(
         return 0
     script = r.register_script(_APPEND_CAPPED)
     return int(script(keys=[Keys.bot_log(match_id, seat)], args=[data, cap]))
+
+
+def set_bot_log(
+    r: redis.Redis, match_id: str, seat: int, data: bytes, *, cap: int = BOT_LOG_CAP
+) -> int:
+    """Replace a seat's log with the first ``cap`` bytes of ``data`` (one command: sending it
+    twice, as a client does after a broken connection, stores the same); returns bytes kept."""
+    kept = bytes(data[:cap])
+    if kept:
+        r.set(Keys.bot_log(match_id, seat), kept)
+    else:
+        r.delete(Keys.bot_log(match_id, seat))
+    return len(kept)
 
 
 def get_bot_log(r: redis.Redis, match_id: str, seat: int) -> bytes:

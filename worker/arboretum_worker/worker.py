@@ -1,37 +1,219 @@
 """``arena worker``: rq's forking worker with the league's settings.
 
-Equivalent to ``rq worker arena --url $REDIS_URL --maintenance-interval 10``, plus a shorter
-heartbeat margin so that the match of a worker killed with ``kill -9`` is found and re-queued in
-about 30 s instead of rq's 100 s (see :mod:`arboretum_worker.settings`).
+Equivalent to ``rq worker arena --url $REDIS_URL --maintenance-interval 10``, plus:
+
+- a shorter heartbeat margin, so that the match of a worker killed with ``kill -9`` is found and
+  re-queued in about 30 s instead of rq's 100 s (see :mod:`arboretum_worker.settings`);
+- a Redis client that waits out an outage of any length (:mod:`arboretum_worker.outage`): the
+  worker, its work horse and its pubsub thread pause and carry on once Redis answers, and the
+  worker says so in one line when Redis goes and one when it is back. A worker started while
+  Redis is unreachable waits for it the same way. After an outage the worker registers again if
+  its registration expired meanwhile;
+- a name unique to each start (:func:`default_name`: the host name, the pid and a random
+  suffix), so that a worker restarted in its container (pid 1 again, the same host name) does not
+  meet the registration of its previous life;
+- a stop that hands its match back (:class:`ArenaWorker`): on SIGTERM (or SIGINT) the worker
+  takes no new job and gives the running match ``ARENA_STOP_DRAIN_S`` to finish; if it has not by
+  then, or on a second SIGTERM, the work horse stops the match and puts its job back on the
+  queue at the front, as a retry that uses up none of its retries; the worker then exits.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import os
+import secrets
+import signal
 import socket
+import threading
+import time
 from typing import Any
 
 from rq import Queue, Worker
 
-from .settings import HEARTBEAT_MARGIN_S, WorkerSettings
+from .jobs import HAND_BACK_SIGNAL, WorkerStopping
+from .outage import Outage, client, outage_of
+from .settings import HEARTBEAT_MARGIN_S, RedisUnavailable, WorkerSettings, redact_url
 
-__all__ = ["ArenaWorker", "run_worker"]
+__all__ = ["HAND_BACK_TIMEOUT_S", "ArenaWorker", "default_name", "run_worker"]
 
 log = logging.getLogger(__name__)
 
+HAND_BACK_TIMEOUT_S = 30
+"""How long a work horse told to hand its match back gets before it is killed."""
+STOPPING_REDIS_WAIT_S = 10
+"""How long a stopping worker waits for an unreachable Redis to register its end."""
+
+
+def default_name(hostname: str | None = None, pid: int | None = None) -> str:
+    """``arena-<host>-<pid>-<6 random hex digits>``: readable, and new at every start."""
+    host = hostname or socket.gethostname()
+    return f"arena-{host}-{pid or os.getpid()}-{secrets.token_hex(3)}"
+
 
 class ArenaWorker(Worker):  # type: ignore[misc]
-    """rq's ``Worker`` (fork per job) whose executions expire soon after the last heartbeat."""
+    """rq's ``Worker`` (fork per job): short heartbeat margin, outage-proof, hands back on stop."""
 
     heartbeat_margin_s: int = HEARTBEAT_MARGIN_S
+    drain_s: float = 180.0
+    _drain_timer: threading.Timer | None = None
+    _handed_back: bool = False
+    _handing_back: bool = False  # in the work horse: the match is being handed back
+    _outages_seen: int = 0
 
     def get_heartbeat_ttl(self, job: Any, working_time: float = 0.0) -> int:
         interval = int(self.job_monitoring_interval)
         if job.timeout and job.timeout > 0:
             interval = int(min(job.timeout - working_time, interval))
         return max(interval, 1) + self.heartbeat_margin_s
+
+    # ----------------------------------------------------------------- outages
+
+    @property
+    def outage(self) -> Outage | None:
+        return outage_of(self.connection)
+
+    def heartbeat(self, timeout: int | None = None, pipeline: Any = None) -> None:
+        outage = self.outage
+        if outage is not None and outage.count != self._outages_seen and not self.is_horse:
+            self._outages_seen = outage.count
+            self._restore_registration()
+        super().heartbeat(timeout, pipeline)
+
+    def _restore_registration(self) -> None:
+        """Register again if the outage outlived this worker's key (or a maintenance pass then
+        dropped it from the worker sets); its birth and statistics are kept when it did not."""
+        from rq import worker_registration
+
+        if self.birth_date is None:  # not registered yet
+            return
+        if self.connection.hexists(self.key, "birth"):
+            with self.connection.pipeline() as pipe:
+                worker_registration.register(self, pipe)
+                pipe.execute()
+            return
+        with self.connection.pipeline() as pipe:
+            pipe.hset(self.key, mapping=self.serialize())
+            pipe.hset(self.key, "state", self.get_state())
+            worker_registration.register(self, pipe)
+            pipe.expire(self.key, self.worker_ttl + 60)
+            pipe.execute()
+        self.log.info("Worker %s: registered again (it expired in the outage)", self.name)
+
+    def run_maintenance_tasks(self) -> None:
+        # Right after an outage, the executions of the matches that ran through it look expired
+        # (no heartbeat came); their workers heartbeat again within a monitoring interval. Until
+        # then a maintenance pass would re-queue them as abandoned, though they are running.
+        outage = self.outage
+        if outage is not None and outage.ended is not None:
+            settle = outage.ended + self.job_monitoring_interval + 1 - time.monotonic()
+            if settle > 0:
+                return  # not done: the next pass is due at once
+        super().run_maintenance_tasks()
+
+    def teardown(self) -> None:
+        if self._drain_timer is not None:
+            self._drain_timer.cancel()
+        outage = self.outage
+        if outage is not None and not self.is_horse:
+            outage.give_up_after(STOPPING_REDIS_WAIT_S)
+        try:
+            super().teardown()
+        except Exception as exc:  # Redis still unreachable: the registration expires by itself
+            self.log.warning(
+                "Worker %s: could not register its end (%s); its registration expires by itself",
+                self.name,
+                " ".join(str(exc).split()) or type(exc).__name__,
+            )
+
+    # ----------------------------------------------------------------- stopping
+
+    def request_stop(self, signum: int, frame: Any) -> None:
+        first = self._shutdown_requested_date is None
+        super().request_stop(signum, frame)  # idle: raises StopRequested, and the loop ends
+        if first:
+            self.log.info(
+                "Worker %s: stopping: no new match; the running one has %d s to finish, "
+                "then it is handed back to the queue",
+                self.name,
+                self.drain_s,
+            )
+            self._drain_timer = threading.Timer(self.drain_s, self._hand_back, args=("late",))
+            self._drain_timer.daemon = True
+            self._drain_timer.start()
+
+    def request_force_stop(self, signum: int, frame: Any) -> None:
+        """A second SIGTERM or SIGINT: hand the running match back now (a third kills it)."""
+        from datetime import timedelta
+
+        from rq.utils import now
+
+        since = self._shutdown_requested_date
+        if since is not None and now() - since < timedelta(seconds=1):
+            return  # the same stop, signalled twice (rq's rule)
+        if self.horse_pid and not self._handed_back:
+            if self._drain_timer is not None:
+                self._drain_timer.cancel()
+            self._hand_back("now")
+            return
+        super().request_force_stop(signum, frame)
+
+    def _hand_back(self, why: str) -> None:
+        pid = self.horse_pid
+        if not pid or self._handed_back:
+            return
+        self._handed_back = True
+        if why == "late":
+            self.log.warning(
+                "Worker %s: the match did not finish within %d s; handing it back",
+                self.name,
+                self.drain_s,
+            )
+        else:
+            self.log.warning("Worker %s: handing the running match back", self.name)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, HAND_BACK_SIGNAL)
+        killer = threading.Timer(HAND_BACK_TIMEOUT_S, self._kill_stuck_horse, args=(pid,))
+        killer.daemon = True
+        killer.start()
+
+    def _kill_stuck_horse(self, pid: int) -> None:
+        if self.horse_pid == pid:
+            self.log.warning(
+                "Worker %s: the work horse did not hand its match back in %d s; killing it",
+                self.name,
+                HAND_BACK_TIMEOUT_S,
+            )
+            self.kill_horse()
+
+    # ----------------------------------------------------------------- in the work horse
+
+    def setup_work_horse_signals(self) -> None:
+        super().setup_work_horse_signals()
+        signal.signal(HAND_BACK_SIGNAL, self._stop_match)
+
+    def _stop_match(self, signum: int, frame: Any) -> None:
+        from .play import stop_match
+
+        signal.signal(HAND_BACK_SIGNAL, signal.SIG_IGN)  # once: the clean-up is not interrupted
+        self._handing_back = True
+        if not stop_match():  # no game being played: stop the job here
+            raise WorkerStopping("the worker was stopped before the match started")
+
+    def handle_exception(self, job: Any, *exc_info: Any) -> None:
+        if self._handing_back:
+            self.log.warning("Worker %s: match job %s handed back to the queue", self.name, job.id)
+            return
+        super().handle_exception(job, *exc_info)
+
+    def handle_job_failure(self, job: Any, queue: Any, *args: Any, **kwargs: Any) -> None:
+        if self._handing_back:
+            # A hand back is not a failed attempt: put the job back first, with its retries.
+            job.retries_left = (job.retries_left or 0) + 1
+            job.enqueue_at_front_on_retry = True
+        super().handle_job_failure(job, queue, *args, **kwargs)
 
 
 # Imported by the worker before it forks, so that each work horse starts with them loaded (about
@@ -68,20 +250,25 @@ def run_worker(
     name: str | None = None,
     with_scheduler: bool = False,
 ) -> bool:
-    """Run a worker on the league queue until stopped (or, with ``burst``, until it is empty)."""
-    from redis import Redis
+    """Run a worker on the league queue until stopped (or, with ``burst``, until it is empty).
 
+    It never exits on a lost Redis: it waits for it (at start-up too)."""
     preload()
-    connection = Redis.from_url(settings.redis_url)
+    try:
+        connection = client(settings.redis_url)
+    except ValueError as exc:
+        shown = redact_url(settings.redis_url)
+        raise RedisUnavailable(f"cannot use the Redis URL {shown!r}: {exc}") from None
     queue = Queue(settings.queue, connection=connection)
-    worker = ArenaWorker(
+    worker = ArenaWorker(  # names itself to Redis (CLIENT SETNAME): waits for Redis
         [queue],
         connection=connection,
-        name=name or f"arena-{socket.gethostname()}-{os.getpid()}",
+        name=name or default_name(),
         maintenance_interval=settings.maintenance_interval_s,
         job_monitoring_interval=settings.monitor_interval_s,
     )
     worker.heartbeat_margin_s = settings.heartbeat_margin_s
+    worker.drain_s = settings.stop_drain_s
     from .progress import prepare_store
 
     prepare_store(connection)  # index matches stored before the match indexes (once)
