@@ -122,7 +122,10 @@ def test_workers_ride_out_a_redis_outage_mid_league(arena: Arena, outage_s: int)
         assert len(backs) == 1, text  # ... and one when it is back
         # Back within the backoff's cap (2 s) of the restart (its AOF loads in milliseconds).
         waited = float(backs[0])
-        print(f"worker{index}: Redis answered again after {waited} s")
+        print(
+            f"worker{index}: Redis answered again after {waited} s, "
+            f"{waited - (restarted - killed):.1f} s after the restart"
+        )
         assert outage_s - 1.5 <= waited <= restarted - killed + 2 + 3, text
 
 
