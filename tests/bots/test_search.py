@@ -17,6 +17,7 @@ import pytest
 
 from arboretum import derive_game_seed
 from arboretum_sdk import Clock
+from arboretum_sdk.bots.compute import SAFETY, STALL_MARGIN, Allowance, planned
 from arboretum_sdk.bots.greedy import GreedyBot
 from arboretum_sdk.bots.search import SearchBot
 from arboretum_sdk.loader import builtin_bots, load_bot
@@ -67,6 +68,19 @@ def test_search_respects_its_budget(views: dict[str, list], budget: float) -> No
             assert bot.last_elapsed <= budget + SLACK_S, (kind, bot.last_elapsed)
             if bot.last_candidates > 1:
                 assert bot.last_elapsed >= 0.5 * budget  # it does use its time
+
+
+def test_time_mode_plans_to_keep_a_margin() -> None:
+    """A bot in time mode plans to stop STALL_MARGIN before its budget (the stalls of a loaded
+    machine do not shrink with the budget), at most at SAFETY of it, and never before half of it."""
+    assert planned(0.3) == pytest.approx(0.3 - STALL_MARGIN)
+    assert planned(2.0) == pytest.approx(SAFETY * 2.0)
+    assert planned(0.1) == pytest.approx(0.05)
+    assert planned(0.0) == 0.0 and planned(-1.0) == 0.0
+    assert all(planned(b / 100) <= planned((b + 1) / 100) for b in range(300)), "monotone"
+    allow = Allowance(5, deadline=None)
+    assert not allow.over() and allow.left() == float("inf")
+    assert Allowance(5, deadline=0.0).left() == 0.0 and Allowance(5, deadline=0.0).over()
 
 
 def test_search_respects_the_clock(views: dict[str, list]) -> None:

@@ -8,24 +8,48 @@
   the strength benchmarks use this);
 - ``time``: as many simulations as fit in the budget (at most the fixed number), measured from the
   moment the request arrived (:attr:`Clock.received_at <arboretum_sdk.Clock.received_at>`), never
-  more than half of the decision's free time left. The bot plans to stop at ``SAFETY`` of its
-  budget and checks the clock between simulations and between the steps of its preparation, so that
-  a stalled process still answers within its budget (the p99 figures are in docs/benchmarks.md).
+  more than half of the decision's free time left. The bot plans to stop at :func:`planned` of its
+  budget and checks :meth:`Allowance.over` between simulations and between the steps of its
+  preparation, so that it still answers within its budget when the machine stalls it (the p99
+  figures are in docs/benchmarks.md).
+
+How a bot uses it (``search`` does; a new bot should too)::
+
+    allow = allowance(self, self.simulations, self.budget)   # at the start of choose()
+    while rounds < allow.simulations and not allow.over():  # and in every long loop
+        ...
+
+The time a decision takes, as the referee measures it, is the bot's own time plus what it cannot
+see: the request's and the answer's way through the machine, and the moments a loaded machine does
+not run the process at all (on the two-core development machine under the series benchmark's
+load, gaps of 100-300 ms between two clock checks that take microseconds on a quiet one). So the
+plan keeps :data:`STALL_MARGIN` in hand as well as a share of the budget.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
 from arboretum_sdk import Bot
 from arboretum_sdk.bot import Compute
 
-__all__ = ["SAFETY", "Allowance", "allowance"]
+__all__ = ["SAFETY", "STALL_MARGIN", "Allowance", "allowance", "planned"]
 
 SAFETY = 0.85
-"""The share of its budget a bot in time mode plans to use: the rest absorbs the time between two
-clock checks, the answer's way out and a process the machine stalls now and then."""
+"""The largest share of its budget a bot in time mode plans to use."""
+STALL_MARGIN = 0.12
+"""Seconds of its budget a bot in time mode keeps in hand (but never more than half the budget):
+for the time between two clock checks, the request's and the answer's way, and a process that the
+machine stalls now and then."""
+
+
+def planned(budget: float) -> float:
+    """The seconds a bot in time mode plans to spend of ``budget``: at most :data:`SAFETY` of it,
+    and :data:`STALL_MARGIN` less than it unless that is under half of it."""
+    budget = max(0.0, budget)
+    return min(SAFETY * budget, max(0.5 * budget, budget - STALL_MARGIN))
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +63,12 @@ class Allowance:
     def over(self) -> bool:
         """Whether the time is up (never, in fixed mode)."""
         return self.deadline is not None and time.monotonic() >= self.deadline
+
+    def left(self) -> float:
+        """Seconds until the deadline (0 once it has passed; infinite in fixed mode)."""
+        if self.deadline is None:
+            return math.inf
+        return max(0.0, self.deadline - time.monotonic())
 
 
 def allowance(
@@ -55,4 +85,4 @@ def allowance(
     if clock is not None:
         # Never plan to use the bank: at most half of the free time of this decision.
         seconds = min(seconds, 0.5 * max(0.0, clock.free_ms / 1000))
-    return Allowance(simulations, start + SAFETY * max(0.0, seconds))
+    return Allowance(simulations, start + planned(seconds))

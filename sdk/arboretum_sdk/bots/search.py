@@ -26,11 +26,12 @@ Written with the public SDK only (``arboretum`` and ``arboretum_sdk.Bot``). Each
 **Compute.** In fixed mode (``ARENA_COMPUTE=fixed``, or ``compute="fixed"``) every decision
 evaluates exactly ``max_rounds`` determinizations (default 32) and ignores the clock. In time mode
 (the default) it evaluates at most that many, and stops when its ``budget`` (default 0.3 s,
-measured from the request's arrival) is nearly spent, never planning to use more than half of the
-decision's free time: the clock is checked between candidates and between the steps of the
-preparation (the shortlist, the path tables), and an unfinished round of samples is dropped
-(:mod:`arboretum_sdk.bots.compute`). ``last_elapsed`` is the time the last decision took, by its
-own measurement.
+measured from the request's arrival) is nearly spent (it plans to stop 0.12 s early, for what it
+cannot see: the request's way, a loaded machine's stalls), never planning to use more than half of
+the decision's free time: the clock is checked between candidates and inside every loop of the
+preparation (the shortlist, the path tables, the deny values), and an unfinished round of samples
+is dropped (:mod:`arboretum_sdk.bots.compute`). ``last_elapsed`` is the time the last decision
+took, by its own measurement.
 
 **Determinism.** Every decision's random generator is seeded from the game's bot seed
 (:attr:`GameInfo.bot_seed <arboretum_sdk.GameInfo.bot_seed>`; the ``seed`` argument outside a
@@ -331,7 +332,11 @@ class SearchBot(Bot):
         next_table = _Paths(view.arboretums[nxt], species)
         # What a discard is worth to the next player: its path growth, weighted as if certain.
         ones = dict.fromkeys(species, 1.0)
-        deny_value = {c.id: next_table.best_gain(c, ones) for c in hand}
+        deny_value = dict.fromkeys((c.id for c in hand), 0.0)  # out of time: no deny penalty
+        for c in hand:
+            if allow.over():
+                break
+            deny_value[c.id] = next_table.best_gain(c, ones)
         candidates: list[Play] = []
         bonus: list[float] = []
         for _, i, cell in shortlist:
@@ -343,7 +348,7 @@ class SearchBot(Bot):
             cards[Cell(*cell)] = card
             after = _Paths(cards, species)
             weights = self._weights(rest, opp)
-            next_gain = [after.best_gain(c, weights) for c in rest]
+            next_gain = [0.0 if allow.over() else after.best_gain(c, weights) for c in rest]
             for j, discard in enumerate(rest) if view.discard_required else [(-1, None)]:
                 future = max((g for k, g in enumerate(next_gain) if k != j), default=0.0)
                 penalty = self.deny * deny_value[discard.id] if discard is not None else 0.0
