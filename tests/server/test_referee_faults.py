@@ -326,6 +326,51 @@ def test_illegal_card(tmp_path: Path) -> None:
     run_scenario(tmp_path, {1: illegal_plays()}, check, per_decision_ms=1000, bank_ms=2000)
 
 
+def failure(number: int, error_type: str, message: str) -> bot_pb2.BotMessage:
+    return bot_pb2.BotMessage(
+        protocol_version=1,
+        failure=bot_pb2.DecisionFailure(
+            decision_number=number, error_type=error_type, message=message
+        ),
+    )
+
+
+def test_reported_failures_fault_at_once(tmp_path: Path) -> None:
+    """A ``DecisionFailure`` for the pending decision is a ``bot_error`` fault at once (the clock
+    gives 5 s), its reason the bot's words on one line, cut; one for another decision, or after the
+    answer, is dropped as stale."""
+
+    async def strategy(bot: RawBot, request: bot_pb2.DecisionRequest) -> list[Any]:
+        number = request.decision_number
+        decision = answer(number, random_decision(request, bot.rng))
+        if bot.requests == 1:  # not pending, then after the answer: both dropped
+            return [failure(number + 1000, "KeyError", "x"), decision, failure(number, "E", "")]
+        if bot.requests == 2:  # 200 KB of message with control characters
+            return [failure(number, "ZeroDivisionError", "line 1\n\x1b[2J" + "y" * 200_000)]
+        if bot.requests == 3:
+            return [failure(number, "", "")]
+        return [decision]
+
+    def check(bots: list[RawBot], docs: list[dict[str, Any]], info: Any) -> None:
+        steps = [s for s in docs[0]["steps"] if s.get("seat") == 1 and "fault" in s]
+        assert [s["fault"]["kind"] for s in steps] == ["bot_error"] * 2, steps
+        reasons = [s["fault"]["reason"] for s in steps]
+        assert reasons[0] == "the bot's code failed: ZeroDivisionError: line 1 ?[2J" + (
+            "y" * (300 - len("line 1 ?[2J") - 3) + "..."
+        )
+        assert reasons[1] == "the bot's code failed: an error"
+        assert all(s["ms"] < 5000 for s in steps), "the referee did not wait for the clock"
+        stale = notes_in(docs[0], 1, "stale")
+        assert len(stale) >= 2 and all("which is not pending" in n["reason"] for n in stale)
+        notices = bots[1].of_kind("fault_notice")
+        assert [n.kind for n in notices] == [common_pb2.FAULT_KIND_BOT_ERROR] * 2
+        assert [n.reason for n in notices] == reasons
+        assert not notices[-1].forfeited and info.summary.seats[1].faults == 2
+        assert bots[1].codes == [grpc.StatusCode.OK]
+
+    run_scenario(tmp_path, {1: strategy}, check, per_decision_ms=5000, bank_ms=0)
+
+
 def test_stale_and_duplicate_answers(tmp_path: Path) -> None:
     async def strategy(bot: RawBot, request: bot_pb2.DecisionRequest) -> list[Any]:
         number = request.decision_number
