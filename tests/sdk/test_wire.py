@@ -469,6 +469,13 @@ def test_bad_events() -> None:
     )
     with pytest.raises(WireError, match=r"event.draw.card is missing"):
         wire.EventDecoder(2).feed(pile)
+    # Another seat's fault event is skipped: a kind added to the protocol later is accepted (so
+    # that older clients keep working), an unset one is not.
+    fault = game_pb2.FaultEvent(kind=99, decision_kind=1, decision_number=3, faults=1)
+    assert wire.EventDecoder(2).feed(game_pb2.Event(sequence=0, seat=1, fault=fault)) == []
+    fault.kind = 0  # type: ignore[assignment]
+    with pytest.raises(WireError, match=r"event.fault.kind is FAULT_KIND_UNSPECIFIED"):
+        wire.EventDecoder(2).feed(game_pb2.Event(sequence=0, seat=1, fault=fault))
 
 
 def test_bad_results() -> None:

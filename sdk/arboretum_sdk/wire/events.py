@@ -15,7 +15,7 @@ from arboretum import (
     ForfeitEvent,
     PlayEvent,
 )
-from arboretum_proto.v1 import game_pb2
+from arboretum_proto.v1 import common_pb2, game_pb2
 
 from ..info import (
     FaultKind,
@@ -240,7 +240,10 @@ class EventDecoder:
             self._pending = None
             out.append(PlayEvent(seat, p_card, p_cell, discard))
         elif which == "fault":
-            fault_kind_from_pb(pb.fault.kind, f"{field}.fault.kind")
+            # Skipped (it has no engine type); a kind this SDK does not know is accepted, so that
+            # a kind added to v1 later leaves older clients working (docs/protocol.md).
+            if pb.fault.kind == common_pb2.FAULT_KIND_UNSPECIFIED:
+                fault_kind_from_pb(pb.fault.kind, f"{field}.fault.kind")  # raises, naming it
             kind_from_pb(pb.fault.decision_kind, f"{field}.fault.decision_kind")
         elif which == "forfeit":
             out.append(ForfeitEvent(seat))
