@@ -1,4 +1,4 @@
-/* cbot.c: the first legal option, over the line protocol. Build: gcc -O2 -static -o cbot cbot.c */
+/* cbot.c: the first legal option, over the line protocol. Build: gcc -O2 -static -s -o cbot cbot.c */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

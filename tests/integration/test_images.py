@@ -107,7 +107,10 @@ def _standin_tar() -> bytes:
     interpreter = prefix / "bin" / version
     programs = [Path(shutil.which(p) or f"/bin/{p}") for p in PROGRAMS]
     extensions = sorted((stdlib / "lib-dynload").glob("*.so"))
-    libs = _libraries([interpreter, *extensions, *programs]) | set(_package_libraries())
+    node = Path(shutil.which("node") or "/usr/bin/node").resolve()
+    if not node.is_file():
+        pytest.skip("images not built: no node here to stand in for the Node.js image's")
+    libs = _libraries([interpreter, *extensions, *programs, node]) | set(_package_libraries())
     libpython = prefix / "lib" / f"lib{version}.so.1.0"
     buf = io.BytesIO()
     added: set[str] = set()
@@ -126,6 +129,8 @@ def _standin_tar() -> bytes:
             _add(tar, f, added)
         if libpython.exists():
             _add(tar, libpython, added)
+        # Node.js where the official image has it (the bot image copies it from there)
+        tar.add(str(node), arcname="usr/local/bin/node")
 
         def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
             rel = Path(info.name).relative_to(str(stdlib).lstrip("/"))
@@ -208,7 +213,7 @@ def _build(docker: Any, standin: str, name: str) -> str:
         docker.images.build(
             path=str(ROOT),
             dockerfile=dockerfile,
-            buildargs={"PYTHON_IMAGE": standin},
+            buildargs={"PYTHON_IMAGE": standin, "NODE_IMAGE": standin},
             network_mode="host",
             tag=tag,
             rm=True,
@@ -255,6 +260,14 @@ def test_bot_image_runs_a_submitted_bot_in_the_docker_sandbox(
     verdict = check_bot(bot, runner=runner)
     assert verdict.ok, (verdict.error, verdict.output)
     assert verdict.decision is not None and verdict.decision.startswith("draw")
+    # A bot in JavaScript (docs/stdio-protocol.md's example) runs on the image's Node.js.
+    js = tmp_path / "jsbot"
+    shutil.copytree(ROOT / "examples" / "javascript", js)
+    for path in (js, *js.iterdir()):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    verdict = check_bot(js, runner=runner)
+    assert verdict.ok, (verdict.error, verdict.output)
+    assert b"started the bot's command 'node bot.js'" in verdict.output
 
 
 def test_referee_image_serves_and_is_healthy(docker: Any, standin: str) -> None:

@@ -80,7 +80,7 @@ def _shape_problem(path: Path) -> str | None:
         from arboretum_sdk.errors import BotLoadError
 
         try:
-            manifest = importlib.import_module("arboretum_sdk.manifest")
+            manifest = importlib.import_module("arboretum_sdk.stdio.manifest")
         except ImportError:  # an SDK without manifests: arena bot run will say what is wrong
             return None
         try:

@@ -1,8 +1,10 @@
 """Submitted bots: immutable versions named by the sha256 of their files.
 
 A bot is a name (with an optional owner) and its history of versions, oldest first. A version
-is a set of files (relative POSIX path -> bytes; a single-file bot is stored as ``bot.py``),
-kept in Redis (``Keys.version_files``), so a worker on any machine can materialise it.
+is a set of files (relative POSIX path -> bytes; a single-file bot is stored as ``bot.py``;
+a bot run by a command has an ``arena.toml`` instead, and the file its command names is
+materialised executable), kept in Redis (``Keys.version_files``), so a worker on any machine
+can materialise it.
 
 The version id is ``sha256`` over a canonical listing of the files (see :func:`version_id`):
 the same content always gives the same id, so :func:`add_version` is idempotent. A version
@@ -19,11 +21,14 @@ import hashlib
 import os
 import tempfile
 import time
+import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
 
 import redis
 
+from arboretum_sdk.errors import BotLoadError
+from arboretum_sdk.stdio import manifest
 from arboretum_worker.store import (
     Keys,
     StoreError,
@@ -36,6 +41,7 @@ from arboretum_worker.store import (
 
 __all__ = [
     "ENTRY_POINT",
+    "MANIFEST",
     "MAX_FILES",
     "MAX_PATH_LENGTH",
     "MAX_TOTAL_BYTES",
@@ -47,6 +53,7 @@ __all__ = [
     "UnknownVersionError",
     "add_version",
     "canonical_files",
+    "executable_file",
     "latest",
     "materialise",
     "version_id",
@@ -54,7 +61,9 @@ __all__ = [
 ]
 
 ENTRY_POINT = "bot.py"
-"""The file the sandbox runs; every version has it at its root."""
+"""The file the sandbox runs; every version has it at its root, unless it has a manifest."""
+MANIFEST = manifest.MANIFEST
+"""``arena.toml``: a bot run by a command (``docs/stdio-protocol.md``) has it instead."""
 MAX_TOTAL_BYTES = 1024 * 1024
 MAX_FILES = 200
 MAX_PATH_LENGTH = 200
@@ -123,9 +132,32 @@ def canonical_files(files: Mapping[str, bytes] | bytes) -> dict[str, bytes]:
         for parent in PurePosixPath(path).parents:
             if str(parent) in paths:
                 raise RegistryError(f"{str(parent)!r} is both a file and a directory")
-    if ENTRY_POINT not in out:
-        raise RegistryError(f"a bot needs {ENTRY_POINT!r} at its root")
+    if ENTRY_POINT not in out and MANIFEST not in out:
+        raise RegistryError(
+            f"a bot needs {ENTRY_POINT!r} at its root, or an {MANIFEST!r} naming its command"
+        )
     return out
+
+
+def executable_file(files: Mapping[str, bytes]) -> str | None:
+    """The file of the version that its manifest's command runs (``./bot`` in ``command =
+    "./bot"``), when there is one: it is materialised executable (file modes are not part of a
+    version, so that its id is its content alone)."""
+    raw = files.get(MANIFEST)
+    if raw is None:
+        return None
+    try:
+        command = tomllib.loads(raw.decode("utf-8")).get("command")
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None  # (the sandbox check names what is wrong)
+    if not isinstance(command, str):
+        return None
+    try:
+        argv = manifest.split_command(command, MANIFEST)
+    except BotLoadError:
+        return None
+    program = manifest.program_file(argv, Path("."))
+    return program if program in files else None
 
 
 def version_id(files: Mapping[str, bytes]) -> str:
@@ -240,14 +272,18 @@ def _write_files(files: Mapping[str, bytes], dest: Path, *, read_only: bool) -> 
     dest.mkdir(parents=True, exist_ok=True)
     if any(dest.iterdir()):
         raise RegistryError(f"{dest} is not empty")
+    program = executable_file(files)
     for path, data in files.items():
         target = dest.joinpath(*PurePosixPath(path).parts)
         target.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+        executable = 0o111 if path == program else 0
         if read_only:
-            target.chmod(0o444)
+            target.chmod(0o444 | executable)
+        elif executable:
+            target.chmod(0o644 | executable)
 
 
 def materialise(

@@ -20,7 +20,7 @@ class SandboxLimits:
     """
 
     memory_bytes: int = 512 * MiB
-    address_space_slack_bytes: int = 512 * MiB
+    address_space_slack_bytes: int = 1024 * MiB
     cpu_seconds: int = 600
     processes: int = 32
     output_bytes: int = 1 * MiB
