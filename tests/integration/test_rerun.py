@@ -1,8 +1,11 @@
 """League games re-run bit for bit: a small league of the built-in bots, played by `arena worker`
 processes in the sandbox with the league's default fixed compute, then every match played again
-by `arena match rerun` (sandbox, private referee) and compared decision by decision."""
+by `arena match rerun` (sandbox, private referee) and compared decision by decision. The worker
+starts its bots through its fork server, the re-run the plain way: the two paths play alike."""
 
 from __future__ import annotations
+
+import os
 
 import pytest
 
@@ -33,6 +36,11 @@ def test_every_game_of_a_league_of_builtin_bots_reruns_identically(arena: Arena)
     counts = arena.wait_league("again", timeout=300)
     assert counts == {"finished": len(matches)}, arena.worker_logs()
     assert all(store.get_match(r, m).games == 2 for m in matches)
+    # The worker (root, bwrap) started its bots through its fork server; `arena match rerun`
+    # has none and starts them the plain way: the same games, decision for decision.
+    if os.geteuid() == 0:
+        log = (arena.tmp / "worker0.log").read_text(errors="replace")
+        assert "bot fork server ready" in log and ", fork server)" in log
     for match_id in matches:
         done = arena.run("match", "rerun", match_id, timeout=200)
         out = done.stdout

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,8 @@ from arboretum_worker.sandbox import (
     bwrap_usable,
     unshare_usable,
 )
+from arboretum_worker.sandbox.base import LaunchSpec
+from arboretum_worker.sandbox.forkserver import ForkedProcess, ForkServer
 
 BOTS = Path(__file__).parent / "bots"
 
@@ -32,19 +36,51 @@ TEST_LIMITS = SandboxLimits(
 )
 
 
+_FORK_SERVER: list[ForkServer] = []
+
+
+def fork_server() -> ForkServer:
+    """The session's fork server, seeing the temporary folders and the test bots."""
+    if not _FORK_SERVER:
+        _FORK_SERVER.append(ForkServer.start([Path(tempfile.gettempdir()), BOTS]))
+    return _FORK_SERVER[0]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _stop_fork_server() -> Iterator[None]:
+    yield
+    while _FORK_SERVER:
+        _FORK_SERVER.pop().stop()
+
+
+class ForkOnlyRunner(BwrapRunner):
+    """The bwrap runner that starts every bot through the fork server, never the plain way."""
+
+    def _spawn(self, spec: LaunchSpec) -> SandboxedBot:
+        assert self._forkable(spec), f"the fork server cannot start {spec.argv}"
+        bot = super()._spawn(spec)
+        assert isinstance(bot._proc, ForkedProcess), "started as a plain sandbox"
+        return bot
+
+
 def make(kind: str, limits: SandboxLimits = TEST_LIMITS) -> SandboxRunner:
     """``bwrap`` (with prlimit + setpriv where installed), ``bwrap-python`` (bwrap with the
-    Python launcher, the fallback without them) or ``unshare``."""
-    if kind in ("bwrap", "bwrap-python"):
+    Python launcher, the fallback without them), ``fork`` (bwrap's fork server, as ``arena
+    worker`` uses it as root) or ``unshare``."""
+    if kind in ("bwrap", "bwrap-python", "fork"):
         if not bwrap_usable():
             pytest.skip("bubblewrap is missing or cannot create namespaces here")
-        return BwrapRunner(limits, native_launcher=kind == "bwrap")
+        if kind == "fork":
+            if os.geteuid() != 0:
+                pytest.skip("the fork server is used by root workers only")
+            return ForkOnlyRunner(limits, fork_server=fork_server())
+        return BwrapRunner(limits, native_launcher=kind == "bwrap", fork_server=False)
     if not unshare_usable():
         pytest.skip("unshare cannot create namespaces here")
     return UnshareRunner(limits)
 
 
-@pytest.fixture(params=["bwrap", "bwrap-python", "unshare"])
+@pytest.fixture(params=["bwrap", "bwrap-python", "fork", "unshare"])
 def kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 

@@ -10,6 +10,7 @@ import re
 import socket
 import subprocess
 import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -136,6 +137,10 @@ def test_kill_leaves_no_process(runner: SandboxRunner) -> None:
     bot = start_script(runner, "leave_child.py", marker)
     with bot:
         wait_for_output(bot, "CHILDREN-STARTED")
+        # its two children (the forked one may still be on its way to exec)
+        deadline = time.monotonic() + 10
+        while len(processes_with_marker(marker)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
         assert len(processes_with_marker(marker)) >= 2
         bot.kill()
         assert processes_with_marker(marker) == []

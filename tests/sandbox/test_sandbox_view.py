@@ -21,7 +21,7 @@ pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "bot-runtime.md"
-KINDS = ("bwrap", "bwrap-python", "unshare")
+KINDS = ("bwrap", "bwrap-python", "fork", "unshare")
 
 
 def documented() -> dict[str, list[str] | None]:

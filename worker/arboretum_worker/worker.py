@@ -254,6 +254,14 @@ def run_worker(
 
     It never exits on a lost Redis: it waits for it (at start-up too)."""
     preload()
+    if settings.sandbox in ("auto", "bwrap"):
+        from .sandbox import bwrap_usable
+        from .sandbox.forkserver import start_fork_server
+
+        # Before the first fork, so that every work horse has them: whether bwrap works here
+        # (probed once, not per match) and the bots' fork server.
+        if bwrap_usable():
+            start_fork_server([settings.match_root])
     try:
         connection = client(settings.redis_url)
     except ValueError as exc:

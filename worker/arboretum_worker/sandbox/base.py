@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import IO, ClassVar
+from typing import IO, ClassVar, Protocol
 
 from arboretum_sdk.bots import BUILTIN_BOTS as SDK_BUILTIN_BOTS
 
@@ -231,6 +231,19 @@ class LaunchSpec:
 
 
 # ------------------------------------------------------------------------------ the handle
+class SandboxProcess(Protocol):
+    """What the handle needs of the process the worker started: ``subprocess.Popen``, or the
+    fork server's :class:`~.forkserver.ForkedProcess`."""
+
+    pid: int
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def kill(self) -> None: ...
+
+
 class SandboxedBot:
     """One running bot in its sandbox.
 
@@ -244,7 +257,7 @@ class SandboxedBot:
         *,
         name: str,
         kind: str,
-        proc: subprocess.Popen[bytes] | None,
+        proc: SandboxProcess | None,
         capture: OutputCapture | None,
         sandbox_pidns: int | None = None,
         sandbox_init_pid: int | None = None,

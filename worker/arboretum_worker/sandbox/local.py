@@ -27,6 +27,7 @@ from .base import (
     python_runtime_paths,
 )
 from .capture import OutputCapture
+from .forkserver import ForkServer, bot_request, current_fork_server, runs_as_python
 from .limits import DEFAULT_LIMITS, SandboxLimits
 from .root import LAUNCHER, PIVOT_ROOT_SYSCALL, RootPlan, root_plan
 
@@ -190,7 +191,10 @@ class BwrapRunner(SandboxRunner):
         bwrap: str = "bwrap",
         uid_pool: UidSlotPool | None = None,
         native_launcher: bool = True,
+        fork_server: ForkServer | bool = True,
     ) -> None:
+        """``fork_server``: a :class:`~.forkserver.ForkServer` to start the bots it can
+        (as root), True for the worker's own if it started one, False for none."""
         super().__init__(limits)
         exe = shutil.which(bwrap)
         if exe is None:
@@ -200,10 +204,14 @@ class BwrapRunner(SandboxRunner):
         self.uid_pool = uid_pool or UidSlotPool()
         # prlimit + setpriv rather than the Python launcher, where both are installed
         self.native_launcher = native_launcher and native_launcher_argv({}, None) is not None
+        server = current_fork_server() if fork_server is True else fork_server or None
+        self.fork_server: ForkServer | None = server if self.privileged else None
 
     def describe(self) -> str:
         mode = "root: dedicated uid per sandbox" if self.privileged else "user namespace"
         launcher = "prlimit + setpriv" if self.native_launcher else "python launcher"
+        if self.fork_server is not None:
+            launcher += ", fork server"
         return f"bwrap ({self.bwrap}, {mode}, {launcher})"
 
     def bwrap_args(self, spec: LaunchSpec, uid: int | None) -> list[str]:
@@ -244,6 +252,12 @@ class BwrapRunner(SandboxRunner):
         if slot is not None and spec.socket_host is not None:
             # the slot uid must be allowed to connect(); the match dir itself stays private
             os.chmod(spec.socket_host, 0o666)
+        if self._forkable(spec):
+            try:
+                return self._spawn_forked(spec, slot)
+            except SandboxError as exc:  # the server is gone: a plain start still works
+                log.warning("bot fork server: %s; starting %s as a plain sandbox", exc, spec.name)
+                self.fork_server = None
         rlimits = self.limits.rlimits()
         info_r, info_w = os.pipe()
         argv = [*self.bwrap_args(spec, uid), "--info-fd", str(info_w), "--"]
@@ -280,6 +294,43 @@ class BwrapRunner(SandboxRunner):
                 + bot.output().decode(errors="replace")[-2000:]
             )
         return bot
+
+    def _forkable(self, spec: LaunchSpec) -> bool:
+        """Whether the fork server can start this bot: it runs Python's own arguments, and it
+        sees the bot's files and the socket."""
+        server = self.fork_server
+        return (
+            server is not None
+            and runs_as_python(spec.argv[1:])
+            and (spec.bot_host is None or server.sees(spec.bot_host))
+            and (spec.socket_host is None or server.sees(spec.socket_host))
+        )
+
+    def _spawn_forked(self, spec: LaunchSpec, slot: UidSlot | None) -> SandboxedBot:
+        """The bot in a sandbox forked by the fork server (:mod:`.forkserver`): the same root
+        plan, uid, rlimits and environment as bwrap's, in an interpreter already started."""
+        assert self.fork_server is not None
+        plan = _plan(spec, self.limits)
+        uid = slot.uid if slot else None
+        request = bot_request(spec.argv[1:], spec.env, plan.to_json(), uid, self.limits.rlimits())
+        read_fd, write_fd = os.pipe()
+        try:
+            proc, init, pidns = self.fork_server.spawn(request, write_fd)
+        except BaseException:
+            os.close(read_fd)
+            raise
+        finally:
+            os.close(write_fd)
+        return SandboxedBot(
+            name=spec.name,
+            kind=self.kind,
+            proc=proc,
+            capture=OutputCapture(read_fd, self.limits.output_bytes, spec.log_path, spec.name),
+            sandbox_pidns=pidns,
+            sandbox_init_pid=init,
+            uid_slot=slot,
+            log_path=spec.log_path,
+        )
 
 
 def _read_info(fd: int, timeout: float = 20.0) -> dict[str, int]:

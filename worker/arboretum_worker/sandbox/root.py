@@ -23,6 +23,7 @@ __all__ = [
     "BASE_SYSTEM_DIRS",
     "ETC_FILES",
     "LAUNCHER",
+    "LAUNCHER_LIB",
     "PIVOT_ROOT_SYSCALL",
     "RootPlan",
     "root_plan",
@@ -94,12 +95,12 @@ def root_plan(
     return plan
 
 
-# Runs inside the sandbox as its first process (``python -I -S -c LAUNCHER <json>``): with
-# "root" (the unshare runner), builds the minimal root of a RootPlan and pivots into it; then
-# drops to the slot uid (root worker), sets no_new_privs and the rlimits, and execs the bot.
-LAUNCHER = r"""
+# What a sandbox's first process does, as source shared by the launcher and the fork server
+# (``forkserver.py``): ``build_root`` builds the minimal root of a RootPlan and pivots into it;
+# ``drop_privileges`` drops to the slot uid (root worker), sets no_new_privs, the rlimits and the
+# working folder.
+LAUNCHER_LIB = r"""
 import ctypes, json, os, resource, sys
-cfg = json.loads(sys.argv[1])
 libc = ctypes.CDLL(None, use_errno=True)
 def fail(msg):
     os.write(2, ("arena-sandbox: " + msg + "\n").encode())
@@ -188,23 +189,35 @@ def build_root(root):
         fail("umount the host root: %s" % os.strerror(ctypes.get_errno()))
     os.chdir("/")
     mount(None, "/", None, REMOUNT | BIND | RDONLY | NOSUID | NODEV)
+def drop_privileges(cfg):
+    uid = cfg.get("uid")
+    if uid is not None:
+        for cap in range(64):
+            if libc.prctl(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP; EINVAL past the last cap
+                break
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+    for name, value in cfg["rlimits"].items():
+        resource.setrlimit(getattr(resource, name), (value, value))
+    os.chdir(cfg.get("cwd", "/tmp"))
+"""
+
+# Runs inside the sandbox as its first process (``python -I -S -c LAUNCHER <json>``): with
+# "root" (the unshare runner), builds the minimal root and pivots into it; then drops
+# privileges and execs the bot.
+LAUNCHER = (
+    LAUNCHER_LIB
+    + r"""
+cfg = json.loads(sys.argv[1])
 os.umask(0o022)
 if cfg.get("root"):
     build_root(cfg["root"])
-uid = cfg.get("uid")
-if uid is not None:
-    for cap in range(64):
-        if libc.prctl(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP; EINVAL past the last cap
-            break
-    os.setgroups([])
-    os.setresgid(uid, uid, uid)
-    os.setresuid(uid, uid, uid)
-libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
-for name, value in cfg["rlimits"].items():
-    resource.setrlimit(getattr(resource, name), (value, value))
-os.chdir(cfg.get("cwd", "/tmp"))
+drop_privileges(cfg)
 try:
     os.execv(cfg["argv"][0], cfg["argv"])
 except OSError as exc:
     fail("exec %s: %s" % (cfg["argv"][0], exc))
 """
+)

@@ -1,0 +1,147 @@
+"""The fork server (``sandbox/forkserver.py``) keeps what a plain bwrap start guarantees.
+
+The sandbox tests of every limit, of the root a bot sees and of a whole match run with the
+``fork`` kind too (``conftest.make``: every bot through the fork server); these are what only a
+fork could get wrong: memory inherited from the server, namespaces shared between forks, a
+sandbox outliving the work horse that asked for it, and a server that went away."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import time
+from pathlib import Path
+
+import pytest
+
+from arboretum_worker.sandbox import BwrapRunner
+from arboretum_worker.sandbox.forkserver import ForkedProcess, ForkServer
+
+from .conftest import BOTS, TEST_LIMITS, make, processes_with_marker, start_script, wait_for_output
+
+pytestmark = pytest.mark.integration
+
+NAMESPACES = ("mnt", "pid", "net", "ipc", "uts", "cgroup")
+
+
+def _token() -> str:
+    return "zygote-secret-" + secrets.token_hex(16)
+
+
+def _scan(runner: BwrapRunner, token: str, *extra: str) -> tuple[list[str], object]:
+    bot = runner.start(
+        BOTS / "mem_scan.py",
+        socket_path=None,
+        token=token,
+        name="scan",
+        python_args=["{bot}", *extra],
+        env={"BOT_SECRET": token},
+    )
+    out = wait_for_output(bot, "MEMSCAN ", timeout=60)
+    line = next(x for x in out.splitlines() if x.startswith("MEMSCAN "))
+    return json.loads(line[len("MEMSCAN ") :]), bot
+
+
+def test_a_bot_never_finds_an_earlier_bots_secrets_in_its_memory() -> None:
+    """Each request is read by a fresh fork, never by the server: a bot forked after another
+    holds nothing of the other's request (its token, environment, files) anywhere in memory,
+    while it does find its own token (the scan works)."""
+    runner = make("fork")
+    assert isinstance(runner, BwrapRunner)
+    first, second = _token(), _token()
+    seen_first, running = _scan(runner, first, "--stay")  # still running: its memory is live
+    try:
+        assert first in seen_first, seen_first
+        seen_second, done = _scan(runner, second)
+        done.kill()  # type: ignore[attr-defined]
+    finally:
+        running.kill()  # type: ignore[attr-defined]
+    assert second in seen_second, seen_second
+    assert first not in seen_second, "a bot found another bot's token in its memory"
+    third = _token()
+    seen_third, bot = _scan(runner, third)
+    bot.kill()  # type: ignore[attr-defined]
+    assert seen_third == [third], seen_third
+
+
+def _namespaces(pid: int) -> dict[str, int]:
+    return {ns: os.stat(f"/proc/{pid}/ns/{ns}").st_ino for ns in NAMESPACES}
+
+
+def test_each_fork_has_namespaces_of_its_own() -> None:
+    runner = make("fork")
+    marker = f"arena-marker-{secrets.token_hex(8)}"
+    bots = [start_script(runner, "leave_child.py", marker) for _ in range(2)]
+    try:
+        for bot in bots:
+            wait_for_output(bot, "CHILDREN-STARTED")
+        inits = [bot._init_pid for bot in bots]
+        assert all(pid is not None for pid in inits)
+        first, second = (_namespaces(pid) for pid in inits)  # type: ignore[arg-type]
+        ours = _namespaces(os.getpid())
+        for ns in NAMESPACES:
+            assert first[ns] != second[ns], f"two bots share a {ns} namespace"
+            assert ours[ns] not in (first[ns], second[ns]), f"a bot shares the host's {ns}"
+        uids = {bot.uid for bot in bots}
+        assert len(uids) == 2 and None not in uids, uids
+    finally:
+        for bot in bots:
+            bot.kill()
+    assert processes_with_marker(marker) == []
+
+
+def test_the_sandbox_dies_with_the_work_horse_that_asked_for_it() -> None:
+    """A work horse killed mid-match (here a forked child that exits without killing its bot):
+    the keeper sees the hang-up and kills the sandbox, as bwrap's --die-with-parent does."""
+    runner = make("fork")
+    marker = f"arena-marker-{secrets.token_hex(8)}"
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # the "work horse"
+        try:
+            bot = start_script(runner, "leave_child.py", marker)
+            wait_for_output(bot, "CHILDREN-STARTED")
+            os.write(write, b"started\n")
+        finally:
+            os._exit(0)
+    os.close(write)
+    assert os.read(read, 64) == b"started\n"
+    os.close(read)
+    os.waitpid(child, 0)
+    deadline = time.monotonic() + 10
+    while processes_with_marker(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_with_marker(marker) == [], "the sandbox outlived its work horse"
+
+
+def test_a_bot_exit_status_comes_through() -> None:
+    runner = make("fork")
+    script = "raise SystemExit(7)"
+    with runner.start(
+        "random", socket_path=None, token="t", builtin=True, python_args=["-c", script]
+    ) as bot:
+        assert isinstance(bot._proc, ForkedProcess)
+        assert bot.wait(20) == 7
+
+
+def test_without_its_server_the_runner_starts_plain_sandboxes(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("the fork server is used by root workers only")
+    server = ForkServer.start([BOTS])
+    runner = BwrapRunner(TEST_LIMITS, fork_server=server)
+    assert "fork server" in runner.describe()
+    server.stop()
+    script = "print('PLAIN', flush=True)"
+    with caplog.at_level(logging.WARNING, logger="arboretum_worker.sandbox"):
+        bot = runner.start(
+            "random", socket_path=None, token="t", builtin=True, python_args=["-c", script]
+        )
+    with bot:
+        assert bot.wait(20) == 0 and b"PLAIN" in bot.output()
+        assert not isinstance(bot._proc, ForkedProcess)
+    assert "starting" in caplog.text and "as a plain sandbox" in caplog.text
+    assert runner.fork_server is None
