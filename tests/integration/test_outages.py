@@ -16,6 +16,7 @@ from rq import Queue, Worker
 
 from arboretum_worker import live_rating, ratings, store
 from arboretum_worker.jobs import HANDED_BACK, fetch_job
+from arboretum_worker.worker import STOPPING_REDIS_WAIT_S
 from redis_server import start_redis_server
 
 from .conftest import ARENA, Arena, kill_tree
@@ -107,6 +108,7 @@ def test_workers_ride_out_a_redis_outage_mid_league(arena: Arena, outage_s: int)
 
     arena.wait_league(f"out{outage_s}", timeout=180)
     _counted_once(arena, f"out{outage_s}", match_ids)
+    assert len(Worker.all(queue=Queue("arena", connection=arena.r))) == 2  # still registered
     record = store.get_match(arena.r, running)
     print(
         f"outage of {restarted - killed:.1f} s: the running match {running} finished after "
@@ -246,22 +248,29 @@ def test_sigterm_lets_the_running_match_finish_and_takes_no_new_one(arena: Arena
     assert "stopping: no new match" in _worker_log(arena, 0)
 
 
-def test_sigterm_hands_a_long_match_back_and_another_worker_plays_it(arena: Arena) -> None:
+@pytest.mark.parametrize("how", ["late", "twice"])
+def test_sigterm_hands_a_long_match_back_and_another_worker_plays_it(
+    arena: Arena, how: str
+) -> None:
+    # late: the drain time (1 s here) runs out; twice: a second SIGTERM hands it back at once.
     arena.run("bot", "submit", str(Path(__file__).parent / "bots" / "slow.py"), "--name", "slow")
     _league(
         arena, "back", "--games-per-pairing", "2", "--deals-per-series", "2",
         bots=("greedy", "slow"),
     )  # fmt: skip
-    arena.env["ARENA_STOP_DRAIN_S"] = "1"
+    arena.env["ARENA_STOP_DRAIN_S"] = "1" if how == "late" else "180"
     worker = arena.start_worker()
     arena.wait_workers(1)
     match_ids = _run(arena, "back")
     running = _wait_running(arena, match_ids)
     stopped = time.monotonic()
     worker.send_signal(signal.SIGTERM)
+    if how == "twice":
+        time.sleep(1.5)  # rq takes two signals within a second for one
+        worker.send_signal(signal.SIGTERM)
     worker.wait(60)
     took = time.monotonic() - stopped
-    print(f"SIGTERM to exit, the match handed back: {took:.1f} s")
+    print(f"SIGTERM ({how}) to exit, the match handed back: {took:.1f} s")
     assert worker.returncode == 0, arena.worker_logs()
     record = store.get_match(arena.r, running)
     assert record.status is store.MatchStatus.QUEUED and record.failure == HANDED_BACK
@@ -271,7 +280,8 @@ def test_sigterm_hands_a_long_match_back_and_another_worker_plays_it(arena: Aren
     queue = Queue("arena", connection=arena.r)
     assert queue.job_ids[0] == job.id  # back at the front
     text = _worker_log(arena, 0)
-    assert "handing it back" in text and "handed back to the queue" in text, text
+    said = "handing it back" if how == "late" else "handing the running match back"
+    assert said in text and "handed back to the queue" in text, text
     # One line, no traceback of the job (the referee may log a bot's stream that broke).
     assert "WorkerStopping" not in text and "exception raised while executing" not in text, text
 
@@ -280,3 +290,23 @@ def test_sigterm_hands_a_long_match_back_and_another_worker_plays_it(arena: Aren
     arena.wait_league("back", timeout=180)
     _counted_once(arena, "back", match_ids)
     assert store.get_match(arena.r, running).attempts == 2
+
+
+def test_sigterm_while_redis_is_gone_ends_an_idle_worker_soon(arena: Arena) -> None:
+    worker = arena.start_worker()
+    arena.wait_workers(1)
+    arena.redis_proc.kill()
+    arena.redis_proc.wait(10)
+    deadline = time.monotonic() + 30
+    while not LOST.search(_worker_log(arena, 0)):
+        assert time.monotonic() < deadline, arena.worker_logs()
+        time.sleep(0.1)
+    stopped = time.monotonic()
+    worker.send_signal(signal.SIGTERM)
+    worker.wait(60)
+    took = time.monotonic() - stopped
+    print(f"SIGTERM to exit without Redis: {took:.1f} s")
+    text = _worker_log(arena, 0)
+    assert worker.returncode == 0, text
+    assert "could not register its end" in text and "Traceback" not in text, text
+    assert took < STOPPING_REDIS_WAIT_S + 10

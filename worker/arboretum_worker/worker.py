@@ -131,9 +131,9 @@ class ArenaWorker(Worker):  # type: ignore[misc]
     # ----------------------------------------------------------------- stopping
 
     def request_stop(self, signum: int, frame: Any) -> None:
-        first = self._shutdown_requested_date is None
-        super().request_stop(signum, frame)  # idle: raises StopRequested, and the loop ends
-        if first:
+        from rq.worker import WorkerStatus
+
+        if self.get_state() == WorkerStatus.BUSY:  # the timer first: the rest may wait on Redis
             self.log.info(
                 "Worker %s: stopping: no new match; the running one has %d s to finish, "
                 "then it is handed back to the queue",
@@ -143,6 +143,13 @@ class ArenaWorker(Worker):  # type: ignore[misc]
             self._drain_timer = threading.Timer(self.drain_s, self._hand_back, args=("late",))
             self._drain_timer.daemon = True
             self._drain_timer.start()
+        super().request_stop(signum, frame)  # idle: raises StopRequested, and the loop ends
+
+    def set_shutdown_requested_date(self) -> None:
+        outage = self.outage
+        if outage is not None and outage.down:
+            return  # for rq's dashboards only: not worth waiting for Redis in a signal handler
+        super().set_shutdown_requested_date()
 
     def request_force_stop(self, signum: int, frame: Any) -> None:
         """A second SIGTERM or SIGINT: hand the running match back now (a third kills it)."""
