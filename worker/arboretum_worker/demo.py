@@ -98,20 +98,23 @@ class _Stack:
         return proc
 
     def stop(self) -> None:
-        for _name, proc, _log in reversed(self.procs):
-            if proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + 10
-        for _name, proc, log in reversed(self.procs):
-            try:
-                proc.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(5)
-            if log is not None:
-                log.close()
+        # Redis last: a worker that stops registers its end there (and would wait for it).
+        procs = list(reversed(self.procs))
+        for phase in ([p for p in procs if p[0] != "redis"], [p for p in procs if p[0] == "redis"]):
+            for _name, proc, _log in phase:
+                if proc.poll() is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        proc.send_signal(signal.SIGTERM)
+            deadline = time.monotonic() + 10
+            for _name, proc, log in phase:
+                try:
+                    proc.wait(max(0.1, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait(5)
+                if log is not None:
+                    log.close()
         self.procs.clear()
 
     def tail(self, name: str, lines: int = 20) -> str:
