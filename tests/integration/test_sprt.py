@@ -34,14 +34,22 @@ def _current_job(arena: Arena, name: str) -> str | None:
 
 
 def _horse(worker_pid: int) -> int:
-    """The work horse: the worker's child that runs the job."""
+    """The work horse: the worker's child that runs the job, a fork of the worker (the same
+    command line; the worker's other children, such as its bots' fork server, run another)."""
+    with open(f"/proc/{worker_pid}/cmdline", "rb") as f:
+        command = f.read()
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                stat = open(f"/proc/{entry}/stat", "rb").read()  # noqa: SIM115
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    stat = f.read()
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    child_command = f.read()
             except OSError:
                 continue
-            if int(stat[stat.rindex(b")") + 2 :].split()[1]) == worker_pid:
+            if int(stat[stat.rindex(b")") + 2 :].split()[1]) == worker_pid and (
+                child_command == command
+            ):
                 return int(entry)
     raise AssertionError(f"worker {worker_pid} has no work horse")
 
@@ -72,6 +80,13 @@ def test_a_worker_killed_mid_batch_loses_nothing_and_counts_nothing_twice(
     # recorded only by the process that played it) and check the batch is unrecorded.
     batches = f"arena:sprt:{test_id}:batches"
 
+    def hold(pid: int) -> None:
+        os.kill(pid, signal.SIGSTOP)
+        # A command the horse wrote just before it stopped may still be in Redis's socket buffer,
+        # behind this test's next read: give Redis the time to apply it, so that "unrecorded"
+        # means unrecorded.
+        time.sleep(0.5)
+
     def catch(victim_name: str, victim_pid: int) -> tuple[int, int]:
         deadline = time.monotonic() + 90
         while True:
@@ -81,7 +96,7 @@ def test_a_worker_killed_mid_batch_loses_nothing_and_counts_nothing_twice(
                 batch = int(job.rsplit("-", 1)[1])
                 if r.hget(f"arena:sprt:{test_id}:attempts", str(batch)):
                     held = _horse(victim_pid)
-                    os.kill(held, signal.SIGSTOP)
+                    hold(held)
                     if not r.hexists(batches, str(batch)):
                         return batch, held
                     os.kill(held, signal.SIGCONT)  # it had just finished: try the next one
@@ -98,7 +113,7 @@ def test_a_worker_killed_mid_batch_loses_nothing_and_counts_nothing_twice(
             os.kill(held, signal.SIGCONT)
             os.kill(victim.pid, signal.SIGKILL)
             victim.wait(10)  # orphaned now (not stopped: no SIGHUP); hold it again
-            os.kill(held, signal.SIGSTOP)
+            hold(held)
             if not r.hexists(batches, str(killed_batch)):
                 break
             # It finished the batch in that instant: start over with another worker.
