@@ -8,7 +8,10 @@ the same run, alternating rounds:
 - ``sdk``: the real thing, ``python -m arboretum_sdk.cli bot run random --server ADDR`` (the SDK's
   client, its wire conversions and the built-in random bot), as ``arena play`` launches them;
 - ``raw``: a raw-stub seat per process (random legal options from the request's helper fields), to
-  show how much of the time is the referee's.
+  show how much of the time is the referee's;
+- ``node``: seat 0 is a random bot in JavaScript over the line protocol
+  (``arena bot run --cmd "node examples/javascript/bot.js"``: the SDK's bridge and its Node.js
+  child, ``docs/stdio-protocol.md``), seat 1 the SDK's ``random`` as in ``sdk``.
 
 Games per second are counted from the match's start (status RUNNING: every seat connected) to its
 end, so the processes' start-up is excluded; the start-up (match created -> running) is reported
@@ -16,6 +19,8 @@ apart. Nobody watches the match while it runs. Usage::
 
     python bench/series_throughput.py                    # 3 rounds of 100 games, both kinds
     python bench/series_throughput.py --bots sdk --check # exit 1 below the goal (15 games/s)
+    python bench/series_throughput.py --bots stdio --check  # sdk and node rounds alternating;
+                                                     # exit 1 when node / sdk < 0.70
 """
 
 from __future__ import annotations
@@ -47,6 +52,10 @@ from referee_support import (
 ADMIN = "bench-admin-token-0123456789"
 HERE = Path(__file__).resolve().parent
 GOAL = 15.0
+STDIO_GOAL = 0.70
+"""A Node.js bot over the line protocol against random: at least this share of two SDK bots'
+games per second."""
+NODE_BOT = HERE.parent / "examples" / "javascript" / "bot.js"
 POLL_START_S = 0.02
 """How often the status is polled until the match runs."""
 POLL_RUNNING_S = 0.1
@@ -56,17 +65,13 @@ POLL_RUNNING_S = 0.1
 def start_bot(
     kind: str, address: str, token: str, work: Path, seed: int
 ) -> subprocess.Popen[bytes]:
-    if kind == "sdk":
-        command = [
-            sys.executable,
-            "-m",
-            "arboretum_sdk.cli",
-            "bot",
-            "run",
-            "random",
-            "--server",
-            address,
-        ]
+    if kind in ("sdk", "node"):
+        run = [sys.executable, "-m", "arboretum_sdk.cli", "bot", "run"]
+        if kind == "node":
+            run += ["--cmd", f"node {NODE_BOT}"]
+        else:
+            run.append("random")
+        command = [*run, "--server", address]
         env = dict(os.environ, ARENA_TOKEN=token)
         return subprocess.Popen(
             command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -140,7 +145,10 @@ async def one_round(
         stub = match_pb2_grpc.MatchServiceStub(channel)
         created = time.perf_counter()
         seat_address = bot_address or address
-        bots = [start_bot(kind, seat_address, t, work, seed * 10 + i) for i, t in enumerate(tokens)]
+        bots = [
+            start_bot("sdk" if kind == "node" and i else kind, seat_address, t, work, seed * 10 + i)
+            for i, t in enumerate(tokens)
+        ]
         first = end = 0.0
         cpu_first: dict[int, float] = {}
         try:
@@ -182,7 +190,7 @@ async def run(args: argparse.Namespace) -> int:
     work = Path(tempfile.mkdtemp(prefix="arena-bench-"))
     sock = work / "referee.sock"
     referee = spawn_server("referee", port, "--admin-token", ADMIN, "--unix", str(sock))
-    kinds = ["sdk", "raw"] if args.bots == "both" else [args.bots]
+    kinds = {"both": ["sdk", "raw"], "stdio": ["sdk", "node"]}.get(args.bots, [args.bots])
     if args.unix:
         kinds.append("sdk-unix")
     rates: dict[str, list[float]] = {k: [] for k in kinds}
@@ -227,6 +235,11 @@ async def run(args: argparse.Namespace) -> int:
         )
     if "sdk" in rates and "raw" in rates:
         print(f"sdk / raw: {median(rates['sdk']) / median(rates['raw']):.2f}")
+    if "sdk" in rates and "node" in rates:
+        share = median(rates["node"]) / median(rates["sdk"])
+        print(f"node / sdk: {share:.2f} (goal {STDIO_GOAL:.2f})")
+        if args.check and share < STDIO_GOAL:
+            return 1
     if args.check and median(rates[kinds[0]]) < GOAL:
         return 1
     return 0
@@ -238,7 +251,12 @@ def main() -> None:
     )
     parser.add_argument("--games", type=int, default=100, help="games per match (default 100)")
     parser.add_argument("--rounds", type=int, default=3, help="rounds (default 3)")
-    parser.add_argument("--bots", choices=("sdk", "raw", "both"), default="both")
+    parser.add_argument(
+        "--bots",
+        choices=("sdk", "raw", "both", "node", "stdio"),
+        default="both",
+        help="both: sdk and raw; stdio: sdk and node (default both)",
+    )
     parser.add_argument(
         "--unix",
         action="store_true",

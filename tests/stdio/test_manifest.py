@@ -104,3 +104,29 @@ def test_a_version_with_a_manifest_needs_no_bot_py_and_its_program_is_executable
     writable = tmp_path / "w"
     registry._write_files(files, writable, read_only=False)
     assert (writable / "bin" / "cbot").stat().st_mode & 0o777 == 0o755
+
+
+def test_arena_bot_run_takes_a_bot_or_a_command_and_names_a_bad_one(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "arboretum_sdk.cli", "bot", "run", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp_path,
+            env={"PATH": "/usr/bin:/bin", "ARENA_TOKEN": "t"},
+        )
+
+    neither = run("--server", "127.0.0.1:1")
+    assert neither.returncode == 2 and "give either BOT or --cmd COMMAND" in neither.stderr
+    both = run("random", "--cmd", "node bot.js", "--server", "127.0.0.1:1")
+    assert both.returncode == 2 and "give either BOT or --cmd COMMAND" in both.stderr
+    missing = run("--cmd", "./nothing here", "--server", "127.0.0.1:1")
+    assert missing.returncode == 2
+    assert "arena: cmd:./nothing here: the program './nothing' is not a file" in missing.stderr
+    bad = folder(tmp_path, 'command = "node bot.js"\nextra = 1\n')
+    refused = run(str(bad), "--server", "127.0.0.1:1")
+    assert refused.returncode == 2 and "unknown key 'extra'" in refused.stderr
