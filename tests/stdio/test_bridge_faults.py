@@ -148,3 +148,25 @@ def test_a_well_behaved_child_has_no_fault_and_its_token_is_not_passed_on(
         seat = seat_of(played, rotation, "probe.py")
         assert faults_in(played.replay(rotation, 0), seat) == []
         assert "TOKEN None" in played.log(rotation, seat)
+
+
+def test_a_child_that_exits_at_once_stops_its_bridge_before_the_match_starts(
+    tmp_path: Path,
+) -> None:
+    """The bridge does not wait for a decision to notice: it exits (status 3) as soon as its
+    child does, so the runner reports the crash at once and the match is played without it."""
+    quits = tmp_path / "quits.py"
+    quits.write_text("import sys\nprint('bye', file=sys.stderr)\nsys.exit(4)\n")
+    played = play(
+        tmp_path / "replays", f"cmd:{shlex.quote(sys.executable)} {quits}", "random", games=1
+    )
+    finished(played)
+    for rotation in range(2):
+        seat = seat_of(played, rotation, "quits.py")
+        faults = faults_in(played.replay(rotation, 0), seat)
+        assert faults and {f["kind"] for f in faults} <= {"crash", "forfeited"}, faults
+        log = played.log(rotation, seat)
+        assert "bye" in log
+        assert "arena: the bot's command exited with status 4 before the match ended" in log
+        match = played.report["matches"][rotation]
+        assert "status 3 before the match started" in match["crashes"][0]["note"]
