@@ -115,3 +115,37 @@ def test_replays_into_a_file_or_an_unwritable_place_is_one_line(
         assert done.returncode == 1, done.stderr
         line = one_error_line(done)
         assert f"cannot write replays to {place}" in line and words in line, line
+
+
+BOT = "from arboretum_sdk.bots.random_bot import RandomBot\n\n\nclass Mine(RandomBot):\n    pass\n"
+
+
+def test_submit_without_a_sandbox_is_one_line_and_stores_nothing(
+    arena: Arena, tmp_path: Path
+) -> None:
+    bot = tmp_path / "mine.py"
+    bot.write_text(BOT)
+    done = subprocess.run(
+        [*ARENA, "bot", "submit", str(bot), "--name", "mine"],
+        env=dict(arena.env, ARENA_SANDBOX="none"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    # the runner's warning that it has no sandbox, then the refusal
+    assert lines[-1].startswith("arena: bot refused: no sandbox available (none)"), done.stderr
+    assert all(line.startswith("arena: ") for line in lines), done.stderr
+    assert store.get_bot(arena.r, "mine") is None
+
+
+def test_submit_prints_its_result_and_nothing_of_the_check(arena: Arena, tmp_path: Path) -> None:
+    bot = tmp_path / "mine.py"
+    bot.write_text(BOT)
+    done = arena.run("bot", "submit", str(bot), "--name", "mine")
+    # no log line of the check's opponent (its match is cancelled when the check is done)
+    assert done.stderr == "", done.stderr
+    assert done.stdout.startswith("bot mine: version "), done.stdout
+    assert done.stdout.rstrip().endswith("; 1 version in all"), done.stdout

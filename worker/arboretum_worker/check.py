@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import importlib
 import json
+import logging
 import os
 import secrets
 import shutil
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .sandbox import SandboxedBot, SandboxRunner
+from .sandbox import SandboxedBot, SandboxRunner, SandboxUnavailableError
 
 __all__ = ["BotCheck", "bot_size", "check_bot"]
 
@@ -113,6 +114,11 @@ def check_bot(
     limit = runner.limits.code_size_bytes
     if size > limit:
         return BotCheck(False, f"bot is {size} bytes, more than the {limit} allowed", size)
+    if not runner.isolating:  # refused before a referee starts (as runner.start would refuse it)
+        raise SandboxUnavailableError(
+            f"no sandbox available ({runner.describe()}): refusing to run a submitted bot; "
+            "install bubblewrap or enable user namespaces"
+        )
     from arboretum_sdk import eventloop
 
     folder = Path(tempfile.mkdtemp(prefix="arena-check-"))
@@ -138,6 +144,7 @@ async def _exchange(
     referee = await start_private_referee(socket_path, admin, None)
     bot: SandboxedBot | None = None
     opponent: asyncio.Future[Any] | None = None
+    quiet: _OpponentNotices | None = None
     ref_id = ""
     try:
         async with grpc.aio.insecure_channel(f"unix:{socket_path}") as channel:
@@ -161,6 +168,8 @@ async def _exchange(
                 timeout=30,
             )
             ref_id = created.match_id
+            quiet = _OpponentNotices(ref_id, str(socket_path))
+            _CLIENT_LOG.addFilter(quiet)
             tokens = {t.seat: t.token for t in created.seat_tokens}
             opponent = asyncio.ensure_future(
                 asyncio.to_thread(_play_random, f"unix:{socket_path}", tokens[1])
@@ -188,6 +197,8 @@ async def _exchange(
         await referee.stop(1.0)
         if opponent is not None:
             await asyncio.wait([opponent], timeout=10)
+        if quiet is not None:
+            _CLIENT_LOG.removeFilter(quiet)
     assert bot is not None
     output = bot.output()
     dropped = bot.output_dropped
@@ -202,6 +213,22 @@ async def _exchange(
     if verdict.error is not None:
         return BotCheck(False, verdict.error, size, output, returncode)
     return BotCheck(True, None, size, output, returncode, verdict.decision)
+
+
+_CLIENT_LOG = logging.getLogger("arboretum_sdk.client")
+
+
+class _OpponentNotices(logging.Filter):
+    """Drops what the check's own opponent (the random bot, in this process) logs about the check
+    match, such as its end when the check cancels it: nothing the submitter needs to read."""
+
+    def __init__(self, match_id: str, socket_path: str) -> None:
+        super().__init__()
+        self.tags = (f"[match {match_id} ", socket_path)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not any(tag in message for tag in self.tags)
 
 
 def _play_random(address: str, token: str) -> None:

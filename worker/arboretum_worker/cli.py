@@ -640,12 +640,13 @@ def cmd_match_replay(args: argparse.Namespace) -> int:
 def cmd_bot_submit(args: argparse.Namespace) -> int:
     from . import registry, store
     from .bots import submit_bot
+    from .sandbox import SandboxUnavailableError
 
     settings = _settings(args)
     r = _redis(args)
     try:
         vid = submit_bot(r, args.path, args.name, settings, owner=args.owner)
-    except (store.StoreError, OSError) as exc:
+    except (store.StoreError, OSError, SandboxUnavailableError) as exc:
         return fail(f"bot refused: {exc}")
     count = len(registry.versions(r, args.name))
     print(f"bot {args.name}: version {vid[:12]} ({vid}); {plural(count, 'version')} in all")
