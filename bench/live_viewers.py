@@ -12,12 +12,16 @@ from round to round:
 - ``0``: the publisher, nobody watching;
 - ``N``: the publisher and N viewers.
 
-Reported: the median seconds of each way over the rounds and the ratios of the medians; every
-viewer must receive every event. With ``--pin``, the match (this process, its referee and its bots)
-runs on CPU 0, Redis, the web app and the viewers on CPU 1, as when the web tier has a machine of
-its own; without it, everything shares the machine. Usage::
+A first match, not counted, warms up. Reported, both for the job's whole part (the referee's start
+to its stop, with the last events written and the replays fetched) and for the games alone
+(``CreateMatch`` to the match's end): the median seconds of each way over the rounds, the ratios
+of the medians, and the median of the per-round ratios (the three ways of a round run back to
+back, so their ratio cancels the machine's slow drift); every viewer must receive every event.
+With ``--pin``, the match (this process, its referee and its bots) runs on CPU 0, Redis, the web
+app and the viewers on CPU 1, as when the web tier has a machine of its own; without it,
+everything shares the machine. Usage::
 
-    python bench/live_viewers.py                      # 200 viewers, 5 rounds of 20 games
+    python bench/live_viewers.py                      # 200 viewers, 9 rounds of 20 games
     python bench/live_viewers.py --pin --viewers 200
 """
 
@@ -101,7 +105,7 @@ def _pin(cpu: int | None) -> Any:
     return lambda: os.sched_setaffinity(0, {cpu})
 
 
-def _play(r: Any, match_id: str, games: int, live: bool) -> float:
+def _play(r: Any, match_id: str, games: int, live: bool) -> tuple[float, float]:
     from arboretum_worker.live import LivePublisher
     from arboretum_worker.play import MatchPlan, SeatPlan, run_play_match
     from arboretum_worker.sandbox import make_runner
@@ -127,14 +131,14 @@ def _play(r: Any, match_id: str, games: int, live: bool) -> float:
         )  # fmt: skip
     if outcome.status != "finished":
         raise SystemExit(f"the match ended {outcome.status}: {outcome.reason}")
-    return outcome.seconds
+    return outcome.seconds, outcome.games_seconds
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--viewers", type=int, default=200, help="viewers of the match")
     parser.add_argument("--games", type=int, default=20, help="games in the match")
-    parser.add_argument("--rounds", type=int, default=5, help="rounds of the three ways")
+    parser.add_argument("--rounds", type=int, default=9, help="rounds of the three ways")
     parser.add_argument("--pin", action="store_true", help="match on CPU 0, the rest on CPU 1")
     parser.add_argument(
         "--viewers-only", nargs=3, metavar=("BASE", "PATH", "N"), help=argparse.SUPPRESS
@@ -183,10 +187,16 @@ def main() -> int:
                     raise SystemExit("the web app did not start") from None
                 time.sleep(0.1)
         times: dict[str, list[float]] = {"off": [], "0": [], str(args.viewers): []}
+        games_times: dict[str, list[float]] = {way: [] for way in times}
         received: list[int] = []
         events_per_match = 0
         try:
             ways = list(times)
+            # a first match, not counted: the imports, the bots' first start, the caches
+            r.copy(store.Keys.match(demo.running), store.Keys.match("benchlivewarm"), replace=True)
+            r.hset(store.Keys.match("benchlivewarm"), "id", "benchlivewarm")
+            _play(r, "benchlivewarm", args.games, live=True)
+            store.set_match_status(r, "benchlivewarm", store.MatchStatus.CANCELLED, failure="bench")
             for k in range(args.rounds):
                 order = ways[k % 3 :] + ways[: k % 3]
                 for way in order:
@@ -203,8 +213,9 @@ def main() -> int:
                         assert viewers.stdout is not None
                         if viewers.stdout.readline().strip() != "connected":
                             raise SystemExit("the viewers did not connect")
-                    seconds = _play(r, mid, args.games, live=way != "off")
+                    seconds, games_seconds = _play(r, mid, args.games, live=way != "off")
                     times[way].append(seconds)
+                    games_times[way].append(games_seconds)
                     if way != "off":
                         events_per_match = r.xlen(f"arena:live:{mid}")
                     store.set_match_status(r, mid, store.MatchStatus.CANCELLED, failure="bench")
@@ -215,20 +226,28 @@ def main() -> int:
                         if len(counts) != args.viewers or set(counts) != {events_per_match}:
                             raise SystemExit(f"viewers missed events: {sorted(set(counts))} of "
                                              f"{events_per_match}")  # fmt: skip
-                    print(f"round {k + 1} {way:>4}: {seconds:.3f} s", flush=True)
+                    print(f"round {k + 1} {way:>4}: {seconds:.3f} s, "
+                          f"the games {games_seconds:.3f} s", flush=True)  # fmt: skip
         finally:
             web.terminate()
             web.wait(10)
-    med = {way: statistics.median(values) for way, values in times.items()}
+    watched = str(args.viewers)
     print()
     print(f"{args.games} games per match, {args.rounds} rounds, pinned: {args.pin}, "
           f"{events_per_match} events per match, {os.cpu_count()} CPUs")  # fmt: skip
-    for way, values in times.items():
-        label = "no publisher" if way == "off" else f"{way} viewers"
-        runs = ", ".join(f"{v:.3f}" for v in values)
-        print(f"  {label:>13}: median {med[way]:.3f} s  ({runs})")
-    print(f"  publisher, nobody watching / no publisher: {med['0'] / med['off']:.3f}")
-    print(f"  {args.viewers} viewers / nobody watching:    {med[str(args.viewers)] / med['0']:.3f}")
+    for title, table in (("the job's part", times), ("the games alone", games_times)):
+        med = {way: statistics.median(values) for way, values in table.items()}
+        # each round plays the three ways back to back: its own ratio cancels the slow drift
+        paired = [w / z for w, z in zip(table[watched], table["0"], strict=True)]
+        print(f" {title} (seconds):")
+        for way, values in table.items():
+            label = "no publisher" if way == "off" else f"{way} viewers"
+            runs = ", ".join(f"{v:.3f}" for v in values)
+            print(f"  {label:>13}: median {med[way]:.3f} s  ({runs})")
+        print(f"  publisher, nobody watching / no publisher: {med['0'] / med['off']:.3f}")
+        print(f"  {watched} viewers / nobody watching: {med[watched] / med['0']:.3f} (medians), "
+              f"per round median {statistics.median(paired):.3f} "
+              f"[{min(paired):.3f}-{max(paired):.3f}]")  # fmt: skip
     print(f"  every viewer got all {events_per_match} events: {len(received)} viewers in all")
     return 0
 

@@ -132,6 +132,8 @@ def _check_against_replays(events: list[dict[str, Any]], outcome: Any, games: in
 def test_a_match_publishes_its_public_events(r: redis.Redis) -> None:
     outcome = _play(r, "live-builtins", [("random", True), ("greedy", True)], games=2)
     assert outcome.status == "finished"
+    # the games alone (CreateMatch to the end) are a part of the job's whole part
+    assert 0 < outcome.games_seconds < outcome.seconds
     events = _events(r, "live-builtins")
     _check_against_replays(events, outcome, 2)
     # every deck draw is a card nobody sees; the stream expires soon after the match

@@ -120,6 +120,9 @@ class MatchOutcome:
     replays: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    """The whole job's part: the referee's start to its stop."""
+    games_seconds: float = 0.0
+    """The games alone: the match created on the referee to its end."""
 
 
 StartBot = Callable[[int, SeatPlan, Path, str, Path], Any]
@@ -201,6 +204,7 @@ async def play_match(
                 metadata=metadata,
                 timeout=30,
             )
+            created_at = time.monotonic()
             tokens = {t.seat: t.token for t in created.seat_tokens}
             ref_id = created.match_id
             if live is not None:
@@ -235,8 +239,14 @@ async def play_match(
             info = await _wait_for_end(
                 stub, match_pb2, ref_id, started, deadline_s, referee, bots, plan.games, restart
             )
+            games_seconds = time.monotonic() - created_at
             status = common_pb2.MatchStatus.Name(info.status).removeprefix("MATCH_STATUS_").lower()
-            outcome = MatchOutcome(referee_match_id=ref_id, status=status, reason=info.reason)
+            outcome = MatchOutcome(
+                referee_match_id=ref_id,
+                status=status,
+                reason=info.reason,
+                games_seconds=games_seconds,
+            )
             for result in sorted(info.results, key=lambda r: r.game_index):
                 seats = sorted(result.seats, key=lambda s: s.seat)
                 outcome.games.append(
