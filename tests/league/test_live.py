@@ -31,7 +31,7 @@ class Sleepy(Bot):
     def choose(self, view):
         self.count += 1
         if self.count == AT:
-            time.sleep(0.4)
+            time.sleep(1.5)
         return view.legal_decisions()[0]
 '''
 
@@ -47,7 +47,7 @@ def _play(
         seed=1234,
         players=len(bots),
         games=games,
-        per_decision_ms=150,
+        per_decision_ms=600,  # the other seats answer in time even on a loaded machine
         bank_ms=0,
         faults_to_forfeit=forfeit_at,
         seats=tuple(SeatPlan(name=f"bot{i}") for i in range(len(bots))),
