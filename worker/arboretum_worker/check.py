@@ -207,7 +207,8 @@ async def _exchange(
         cap = runner.limits.output_bytes
         error = (
             f"the bot printed {cap + dropped} bytes during the check, more than the {cap} bytes "
-            "of output a bot may print in a match"
+            "of output the check accepts (a league match keeps the first ARENA_OUTPUT_CAP bytes "
+            "of a bot's output, 64 KiB by default)"
         )
         return BotCheck(False, error, size, output, returncode)
     if verdict.error is not None:
