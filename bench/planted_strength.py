@@ -16,7 +16,9 @@ Printed per player count, over REPLICATES leagues:
 - **live order**: the share of leaderboard positions (1st..5th) held by the right bot, from
   FROM games on, for the live rating and for the live Elo (K = 32);
 - **live coverage**: how often the live rating's 95% interval holds the batch-fitted rating, from
-  FROM games on (goal: at least 90%).
+  FROM games on (goal: at least 90%); the live ratings as the leaderboard shows them
+  (``ratings.standings``: centred on the fit's anchor, their mean 1500), and beside it the
+  stored ones (``ratings.live_ratings``, whose mean drifts from 1500).
 
     .venv/bin/python bench/planted_strength.py                  # 2, 3, 4 players, 10 leagues
     .venv/bin/python bench/planted_strength.py --players 3 --replicates 30 --games 6000
@@ -70,7 +72,16 @@ class Tally:
     elo_right: int = 0
     positions: int = 0
     live_covers_fit: int = 0
+    raw_covers_fit: int = 0
     live_checks: int = 0
+    drift: list[float] = field(default_factory=list)
+    """Per checkpoint: the mean of the stored live means, minus 1500."""
+    z_raw: list[float] = field(default_factory=list)
+    """(live mean - fitted rating) / live sigma, the stored live rating."""
+    z_shown: list[float] = field(default_factory=list)
+    """... the live rating as shown (centred)."""
+    league_coverage: list[float] = field(default_factory=list)
+    """Per league: how often its fit's intervals held the truth."""
 
 
 def separated(fitted: Sequence[FitRating], truth: Sequence[str]) -> bool:
@@ -90,6 +101,7 @@ def one_league(
         true, schedule_seats(list(true), players, games, seed), np.random.default_rng(seed)
     )
     rankings = Rankings()
+    covered_before, intervals_before = tally.covered, tally.intervals
     previous = None
     first_ok = first_ok_base = None
     for k, (seats, ranks) in enumerate(played, 1):
@@ -111,16 +123,24 @@ def one_league(
             tally.covered_baseline += f.lower <= true[f.version] <= f.upper
         if k < start:
             continue
-        live = ratings.live_ratings(r, LEAGUE)
+        live = {row.version: row.live for row in ratings.standings(r, LEAGUE)}  # as shown
         elo = ratings.ratings(r, LEAGUE)
         by_live = sorted(live, key=lambda v: -live[v].mu)
         by_elo = sorted(elo, key=lambda v: -elo[v])
         tally.live_right += sum(a == b for a, b in zip(by_live, truth, strict=True))
         tally.elo_right += sum(a == b for a, b in zip(by_elo, truth, strict=True))
         tally.positions += len(truth)
+        raw = ratings.live_ratings(r, LEAGUE)
+        tally.drift.append(statistics.fmean(s.mu for s in raw.values()) - 1500.0)
         for f in fitted:
             tally.live_covers_fit += live[f.version].lower <= f.elo <= live[f.version].upper
+            tally.raw_covers_fit += raw[f.version].lower <= f.elo <= raw[f.version].upper
             tally.live_checks += 1
+            tally.z_raw.append((raw[f.version].mu - f.elo) / raw[f.version].sigma)
+            tally.z_shown.append((live[f.version].mu - f.elo) / live[f.version].sigma)
+    tally.league_coverage.append(
+        (tally.covered - covered_before) / (tally.intervals - intervals_before)
+    )
     never = float(games + check)
     tally.needed.append(float(first_ok) if first_ok else never)
     tally.needed_baseline.append(float(first_ok_base) if first_ok_base else never)
@@ -175,7 +195,23 @@ def main() -> None:
                 )
                 print(
                     "  live interval holds the fitted rating: "
-                    f"{tally.live_covers_fit / tally.live_checks:.3f} (goal >= 0.90)"
+                    f"{tally.live_covers_fit / tally.live_checks:.3f} (goal >= 0.90; stored, "
+                    f"not centred: {tally.raw_covers_fit / tally.live_checks:.3f})"
+                )
+                mean, sd = statistics.fmean, statistics.pstdev
+                print(
+                    "  stored live means: their mean drifts from 1500 by "
+                    f"{mean(tally.drift):+.1f} Elo (sd {sd(tally.drift):.1f}); "
+                    "(mu - fitted rating) / sigma: stored mean "
+                    f"{mean(tally.z_raw):+.2f} sd {sd(tally.z_raw):.2f}, "
+                    f"shown mean {mean(tally.z_shown):+.2f} sd {sd(tally.z_shown):.2f}"
+                )
+                cover = tally.league_coverage
+                se = statistics.stdev(cover) / len(cover) ** 0.5 if len(cover) > 1 else 0.0
+                print(
+                    f"  fit coverage per league: mean {statistics.fmean(cover):.3f}, "
+                    f"standard error over the leagues {se:.3f}, range "
+                    f"{min(cover):.3f}-{max(cover):.3f}"
                 )
         finally:
             r.close()

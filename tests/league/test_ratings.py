@@ -3,6 +3,7 @@ idempotent, sequenced, reproducible."""
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import random
 import threading
@@ -148,8 +149,24 @@ def test_live_rating_of_one_game(r: redis.Redis) -> None:
     board = ratings.standings(r, LEAGUE)
     assert [row.version for row in board] == sorted("abc", key=lambda v: -live[v].mu)
     assert board[0].live.lower < board[0].live.mu < board[0].live.upper
+    # shown on the fit's anchor: every mean shifted alike so that their mean is 1500
+    shown = {row.version: row.live for row in board}
+    assert math.fsum(s.mu for s in shown.values()) / 3 == pytest.approx(1500.0, abs=1e-9)
+    shifts = {shown[v].mu - live[v].mu for v in "abc"}
+    assert max(shifts) - min(shifts) < 1e-9 and abs(max(shifts)) > 1e-6  # not zero-sum
+    assert all(shown[v].sigma == live[v].sigma for v in "abc")
     assert board[0].elo == ratings.rating(r, LEAGUE, board[0].version)
     assert board[0].stats.games == 2
+
+
+def test_centred_shifts_every_mean_alike_to_the_anchor() -> None:
+    skills = {"a": Skill(1620.0, 40.0), "b": Skill(1530.0, 60.0), "c": Skill(1365.0, 90.0)}
+    out = live_rating.centred(skills)
+    assert {v: s.mu for v, s in out.items()} == pytest.approx(
+        {"a": 1615.0, "b": 1525.0, "c": 1360.0}
+    )
+    assert {v: s.sigma for v, s in out.items()} == {v: s.sigma for v, s in skills.items()}
+    assert live_rating.centred({}) == {}
 
 
 def test_a_seat_rated_meanwhile_makes_the_result_read_again(

@@ -28,7 +28,7 @@ def test_leaderboard_page(client: Any, r: redis.Redis, demo: DemoData) -> None:
     expected = [row.version for row in ratings.standings(r, "demo")]
     latest = {registry.latest(r, name) for name in ("oakheart", "sapling", "random")}
     assert rows == [v for v in expected if v in latest]
-    live = ratings.live_ratings(r, "demo")
+    live = {row.version: row.live for row in ratings.standings(r, "demo")}
     for vid in rows:
         assert f"{ratings.rating(r, 'demo', vid):.1f}" in html
         cell = re.search(

@@ -45,7 +45,7 @@ from typing import Any
 import redis
 
 from arboretum_worker import store
-from arboretum_worker.live_rating import Skill, rate_match
+from arboretum_worker.live_rating import Skill, centred, rate_match
 from arboretum_worker.store import (
     INDEX_LUA,
     EloSettings,
@@ -373,8 +373,9 @@ def live_ratings(r: redis.Redis, league: str) -> dict[str, Skill]:
 
 
 def standings(r: redis.Redis, league: str) -> list[Standing]:
-    """Every version that played, best live rating first (ties by version id)."""
-    live = live_ratings(r, league)
+    """Every version that played, best live rating first (ties by version id); the live
+    ratings :func:`live_rating.centred` on the batch fit's anchor (their mean is 1500)."""
+    live = centred(live_ratings(r, league))
     elo = ratings(r, league)
     pipe = r.pipeline(transaction=False)
     for vid in live:
