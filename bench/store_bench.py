@@ -11,10 +11,11 @@ interleaved, over one keep-alive connection; the first answer of each is timed o
     .venv/bin/python bench/store_bench.py --arena OTHER/.venv/bin/arena --memory-games 0
 
 Memory: a fresh database gets ``--memory-games`` real games (played in-process by the SDK's
-random policy, as the web's demo data), each stored through the league's own functions
-(``store.create_matches``, ``start_match_attempt``, ``ratings.record_result``,
-``store.save_replay``, ``store.append_bot_log``), and Redis's ``used_memory`` before and after
-gives the bytes per stored game; ``MEMORY USAGE`` of every key splits them by kind.
+random policy) in series matches of ``--deals-per-series`` games (the league's default, 10),
+each stored through the league's own functions (``store.create_matches``,
+``start_match_attempt``, ``ratings.record_result``, ``store.save_replay``,
+``store.append_bot_log``), and Redis's ``used_memory`` before and after gives the bytes per
+stored game; ``MEMORY USAGE`` of every key splits them by kind.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import tempfile
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Any
 
 import redis
 
@@ -278,9 +280,49 @@ def _kind(key: bytes) -> str:
     }.get(parts[1], "bots, versions, leagues")
 
 
-def bench_memory(args: argparse.Namespace) -> None:
+def store_series(r: redis.Redis, spec: Any, labels: dict[str, str]) -> list[int]:
+    """Play every game of a scheduled match (a series) in-process with the random policy and
+    store it as a job does: the attempt, the result with Elo (``ratings.record_result``), each
+    game's replay, each seat's log (a line per game). The replays' JSON sizes."""
+    from arboretum import GameState, ReplayRecorder
     from arboretum_sdk.bots.random_bot import RandomBot
-    from arboretum_web.demo import play_match
+
+    store.start_match_attempt(r, spec.match_id, "bench-worker")
+    docs, outcomes = [], []
+    for index, seed in enumerate(spec.game_seeds):
+        state = GameState.new(len(spec.seats), seed)
+        recorder = ReplayRecorder(
+            state, match_id=spec.match_id, seats=[labels[v] for v in spec.seats], game_index=index
+        )
+        policies = [RandomBot(seed + i).choose for i in range(len(spec.seats))]
+        rng = random.Random(seed)
+        while not state.is_over:
+            seat = state.current_seat
+            recorder.apply(policies[seat](state.view(seat)), ms=round(rng.uniform(0.2, 3), 3))
+        doc = recorder.to_json()
+        doc["match_seed"] = str(spec.seed)
+        docs.append(doc)
+        result = state.result()
+        outcomes.append(store.GameOutcome(result.ranks, result.totals, (0,) * len(spec.seats)))
+    finished = time.time()
+    outcome = store.MatchResult(spec.match_id, spec.league, spec.seats, tuple(outcomes), finished)
+    league = store.get_league(r, spec.league)
+    ratings.record_result(r, outcome, league.settings.elo if league else None)
+    sizes = []
+    for index, doc in enumerate(docs):
+        text = json.dumps(doc)
+        sizes.append(len(text))
+        store.save_replay(r, spec.match_id, index, text)
+    for seat, vid in enumerate(spec.seats):
+        lines = "".join(
+            f"[{labels[vid]}] seat {seat}: game {i} over, total {o.totals[seat]}\n"
+            for i, o in enumerate(outcomes)
+        )
+        store.append_bot_log(r, spec.match_id, seat, lines.encode())
+    return sizes
+
+
+def bench_memory(args: argparse.Namespace) -> None:
 
     tmp = Path(tempfile.mkdtemp(prefix="arena-store-mem-"))
     url, redis_proc = start_redis_server(tmp / "redis", appendonly=False)
@@ -292,34 +334,43 @@ def bench_memory(args: argparse.Namespace) -> None:
             registry.add_version(r, f"bot{i:02d}", f"# bench bot {i}\n".encode())
             for i in range(args.bots)
         ]
-        policies = {vid: (lambda seed: RandomBot(seed).choose) for vid in versions}
-        pairs = args.bots * (args.bots - 1)
-        deals = -(-args.memory_games // pairs)
+        labels = {vid: f"bot{i:02d}@{vid[:8]}" for i, vid in enumerate(versions)}
+        pairs = args.bots * (args.bots - 1)  # each pair in both seat orders per deal
+        per_series = args.deals_per_series
+        deals = max(per_series, -(-args.memory_games // pairs))
         settings = store.LeagueSettings(
-            players=2, games_per_pairing=deals, bots=tuple(versions), seed=5
+            players=2,
+            games_per_pairing=deals,
+            bots=tuple(versions),
+            seed=5,
+            deals_per_series=per_series,
         )
         store.create_league(r, "mem", settings)
-        specs = round_robin("mem", versions, 2, deals, 5)[: args.memory_games]
+        specs, games = [], 0
+        for spec in round_robin("mem", versions, 2, deals, 5, deals_per_series=per_series):
+            if games >= args.memory_games:
+                break
+            specs.append(spec)
+            games += len(spec.game_seeds)
         before = int(r.info("memory")["used_memory"])
         store.create_matches(r, specs)
         raw_sizes = []
         started = time.perf_counter()
         for spec in specs:
-            doc = play_match(r, spec, policies)
-            raw_sizes.append(len(json.dumps(doc)))
+            raw_sizes += store_series(r, spec, labels)
         elapsed = time.perf_counter() - started
         after = int(r.info("memory")["used_memory"])
-        games = len(specs)
         per_game = (after - before) / games
         by_kind: Counter[str] = Counter()
         packed = []
         for key in r.scan_iter(count=1000):
             by_kind[_kind(key)] += int(r.memory_usage(key, samples=0) or 0)
             if key.startswith(b"arena:replay:"):
-                packed.append(len(r.hget(key, "0") or b""))
+                packed += [len(v) for v in r.hvals(key)]
         listpack = r.config_get("hash-max-listpack-value")
         print(
-            f"{games} games stored through the league's functions in {elapsed:.1f} s "
+            f"{games} games in {len(specs)} matches (series of up to {per_series} deals) stored "
+            f"through the league's functions in {elapsed:.1f} s "
             f"({args.bots} bots, 2 players, random policy; redis {r.info()['redis_version']}, "
             f"hash-max-listpack-value {next(iter(listpack.values()), '?')!s})"
         )
@@ -355,6 +406,12 @@ def main() -> int:
     )
     parser.add_argument(
         "--memory-games", type=int, default=10_000, help="games for the memory figure (0: skip)"
+    )
+    parser.add_argument(
+        "--deals-per-series",
+        type=int,
+        default=10,
+        help="games per stored match for the memory figure (default 10, the league's default)",
     )
     parser.add_argument("--skip-pages", action="store_true")
     parser.add_argument(
