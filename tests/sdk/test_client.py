@@ -113,7 +113,7 @@ def test_cli_list() -> None:
     proc = arena("bot", "list")
     assert proc.returncode == 0
     names = [line.split()[0] for line in proc.stdout.splitlines()]
-    assert names == ["random", "greedy", "search", "lookahead"]
+    assert names == ["random", "greedy", "search", "lookahead", "expert"]
 
 
 # --------------------------------------------------------------------------- with a referee

@@ -28,7 +28,7 @@ def write(path: Path, text: str) -> Path:
 
 
 def test_builtins() -> None:
-    assert set(builtin_bots()) == {"random", "greedy", "lookahead", "search"}
+    assert set(builtin_bots()) == {"random", "greedy", "lookahead", "search", "expert"}
     assert isinstance(load_bot("random"), RandomBot)
     assert isinstance(load_bot("greedy"), GreedyBot)
     assert load_bot("greedy").name == "greedy"

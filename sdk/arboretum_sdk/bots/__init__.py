@@ -21,5 +21,10 @@ BUILTIN_BOTS: dict[str, tuple[str, str, str]] = {
         "LookaheadBot",
         "one-ply heuristic: exact path scoring, a model of the right to score",
     ),
+    "expert": (
+        "expert",
+        "ExpertBot",
+        "the strongest: exact paths, the hand's potential, sampled endgames",
+    ),
 }
 """name -> (module in arboretum_sdk.bots, class name, one-line description)"""
