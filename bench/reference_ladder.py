@@ -17,6 +17,7 @@ Usage (from the repository root; ``--workers`` processes, at most 2 on a shared 
     python bench/reference_ladder.py                   # the ladder, 100 deals a pairing
     python bench/reference_ladder.py --pairs expert:lookahead --deals 200 --workers 2
     python bench/reference_ladder.py --pairs expert:greedy --players 3 --deals 60
+    python bench/reference_ladder.py --pairs expert:lookahead --expert-args '{"potential": 0.5}'
 
 The figures are in docs/benchmarks.md ("Bots: the ladder").
 """
@@ -48,6 +49,8 @@ from arboretum_sdk.bots.search import SearchBot  # noqa: E402
 from arboretum_sdk.local import play_game  # noqa: E402
 
 Z95 = 1.959963984540054
+EXPERT_ARGS = "REFERENCE_LADDER_EXPERT_ARGS"
+"""The environment variable that carries ``--expert-args`` to the worker processes."""
 
 FACTORIES: dict[str, tuple[Callable[[], Bot], str]] = {
     "random": (RandomBot, "none (uniform)"),
@@ -58,7 +61,7 @@ FACTORIES: dict[str, tuple[Callable[[], Bot], str]] = {
         "fixed: 32 determinizations x <= 64 candidates a decision",
     ),
     "expert": (
-        lambda: ExpertBot(compute="fixed", **json.loads(os.environ.get("EXPERT_ARGS", "{}"))),
+        lambda: ExpertBot(compute="fixed", **json.loads(os.environ.get(EXPERT_ARGS, "{}"))),
         f"fixed: {ExpertBot.SIMULATIONS} determinizations x <= 12 candidates a decision, "
         f"once the deck holds {ExpertBot().endgame_deck} cards or fewer; a heuristic pass before",
     ),
@@ -190,7 +193,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=2026, help="match seed of the deals")
     parser.add_argument("--workers", type=int, default=1, help="processes (at most 2 here)")
     parser.add_argument("--json", type=Path, help="write the results here too")
+    parser.add_argument(
+        "--expert-args",
+        metavar="JSON",
+        help="keyword arguments of ExpertBot, to try its settings: '{\"potential\": 0.5}'",
+    )
     args = parser.parse_args(argv)
+    if args.expert_args:
+        json.loads(args.expert_args)  # a bad JSON fails here, not in a worker
+        os.environ[EXPERT_ARGS] = args.expert_args  # the workers inherit it
     rows = []
     for pair in args.pairs:
         a, _, b = pair.partition(":")
