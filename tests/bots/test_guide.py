@@ -138,7 +138,7 @@ def _as_run(command: str) -> str:
 
 
 EXPECTED = {
-    "arena bot list": ["random", "greedy", "search"],
+    "arena bot list": ["random", "greedy", "search", "lookahead", "expert"],
     "arena play mybot.py greedy": ["10 games (5 deals x 2 seat rotations), seed 1", "mybot"],
     "arena play searchbot.py": ["searchbot", "mybot"],
     "arena replay verify": ["ok "],
