@@ -39,7 +39,7 @@ __all__ = ["SAFETY", "STALL_MARGIN", "Allowance", "allowance", "planned"]
 
 SAFETY = 0.85
 """The largest share of its budget a bot in time mode plans to use."""
-STALL_MARGIN = 0.12
+STALL_MARGIN = 0.15
 """Seconds of its budget a bot in time mode keeps in hand (but never more than half the budget):
 for the time between two clock checks, the request's and the answer's way, and a process that the
 machine stalls now and then."""

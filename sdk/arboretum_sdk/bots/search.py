@@ -26,7 +26,7 @@ Written with the public SDK only (``arboretum`` and ``arboretum_sdk.Bot``). Each
 **Compute.** In fixed mode (``ARENA_COMPUTE=fixed``, or ``compute="fixed"``) every decision
 evaluates exactly ``max_rounds`` determinizations (default 32) and ignores the clock. In time mode
 (the default) it evaluates at most that many, and stops when its ``budget`` (default 0.3 s,
-measured from the request's arrival) is nearly spent (it plans to stop 0.12 s early, for what it
+measured from the request's arrival) is nearly spent (it plans to stop 0.15 s early, for what it
 cannot see: the request's way, a loaded machine's stalls), never planning to use more than half of
 the decision's free time: the clock is checked between candidates and inside every loop of the
 preparation (the shortlist, the path tables, the deny values), and an unfinished round of samples
