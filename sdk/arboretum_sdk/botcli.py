@@ -99,7 +99,8 @@ def register(bot_subparsers: Any) -> None:
     p = bot_subparsers.add_parser(
         "submit",
         help="submit a bot to the league",
-        description="Submit a bot file (.py) or folder (with bot.py) as a new immutable version, "
+        description="Submit a bot file (.py) or folder (with bot.py, or with an arena.toml naming "
+        "the command of a bot in another language) as a new immutable version, "
         "named by the sha256 of its files. Authors submit to a league's web server with "
         f"--server URL and their author token (--token, --token-file or ${AUTHOR_TOKEN_ENV}); "
         "the server checks the bot in its sandbox. Operators with the league installed "
@@ -109,7 +110,8 @@ def register(bot_subparsers: Any) -> None:
         "path",
         type=Path,
         metavar="PATH",
-        help="a .py file or a folder with bot.py; without --server also a built-in bot's name",
+        help="a .py file or a folder with bot.py or arena.toml; without --server also a "
+        "built-in bot's name",
     )
     p.add_argument("--name", required=True, help="the bot's name")
     p.add_argument(

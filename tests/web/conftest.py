@@ -49,8 +49,8 @@ class CheckRecorder:
         from arboretum_worker.registry import RegistryError
 
         self.paths.append(path)
-        entry = path / "bot.py"
-        if b"raise SystemExit" in entry.read_bytes():
+        entry = path / "bot.py"  # (a bot in another language has an arena.toml instead)
+        if entry.is_file() and b"raise SystemExit" in entry.read_bytes():
             raise RegistryError("the bot failed its check in the sandbox: SystemExit")
 
 

@@ -328,3 +328,17 @@ def test_health_without_redis() -> None:
         page = c.get("/")
     assert resp.status_code == 503 and resp.json()["error"]["status"] == 503
     assert page.status_code == 503 and "Traceback" not in page.text
+
+
+def test_a_folder_with_a_manifest_and_no_bot_py_is_accepted(client: Any, r: redis.Redis) -> None:
+    """A bot in another language (docs/stdio-protocol.md): its arena.toml takes bot.py's place."""
+    token = authors.add_author(r, "carol")
+    root = Path(__file__).resolve().parents[2] / "examples" / "javascript"
+    files = {name: (root / name).read_bytes() for name in ("arena.toml", "bot.js")}
+    resp = client.post(
+        "/api/v1/bots/jsbot/versions?filename=jsbot.tar.gz",
+        content=_tar(files, root="jsbot/"),
+        headers={**_auth(token), "Content-Type": "application/octet-stream"},
+    )
+    assert resp.status_code == 201, resp.text
+    assert store.get_version_files(r, resp.json()["version"]) == files
