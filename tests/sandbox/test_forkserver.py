@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import secrets
+import tempfile
 import time
 from pathlib import Path
 
@@ -145,3 +146,23 @@ def test_without_its_server_the_runner_starts_plain_sandboxes(
         assert not isinstance(bot._proc, ForkedProcess)
     assert "starting" in caplog.text and "as a plain sandbox" in caplog.text
     assert runner.fork_server is None
+
+
+def test_a_gone_servers_folder_is_removed_and_a_live_ones_kept() -> None:
+    """A worker killed with its fork server leaves the server's folder (its socket) behind;
+    the next server to start removes such folders, never one whose server still listens."""
+    if os.geteuid() != 0:
+        pytest.skip("the fork server is used by root workers only")
+    live = ForkServer.start([BOTS])
+    stale = Path(tempfile.mkdtemp(prefix="arboretum-forkserver-"))
+    (stale / "fork.sock").touch()
+    old = time.time() - 3600
+    for folder in (stale, live.folder):
+        os.utime(folder, (old, old))
+    try:
+        ForkServer.start([BOTS]).stop()
+        assert not stale.exists()
+        assert live.folder.exists() and live.sees(BOTS)
+    finally:
+        live.stop()
+    assert not live.folder.exists()

@@ -27,6 +27,7 @@ turns it off.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -160,7 +161,8 @@ class ForkServer:
             raise SandboxError("the fork server needs bubblewrap (bwrap)")
         if PIVOT_ROOT_SYSCALL is None:
             raise SandboxError("the pivot_root system call of this machine is not known")
-        folder = Path(tempfile.mkdtemp(prefix="arboretum-forkserver-"))  # mode 0700: root only
+        _prune_stale_folders()
+        folder = Path(tempfile.mkdtemp(prefix=_FOLDER_PREFIX))  # mode 0700: root only
         for path in visible:
             path.mkdir(parents=True, exist_ok=True)
         visible = [p.resolve() for p in visible]
@@ -247,6 +249,27 @@ class ForkServer:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
+_FOLDER_PREFIX = "arboretum-forkserver-"
+_STALE_AFTER_S = 60.0
+
+
+def _prune_stale_folders() -> None:
+    """Remove the folders of fork servers that are gone (a worker killed with its server leaves
+    its folder): nobody listens on their socket any more. Young ones may be starting: kept."""
+    now = time.time()
+    for folder in Path(tempfile.gettempdir()).glob(_FOLDER_PREFIX + "*"):
+        try:
+            if not folder.is_dir() or now - folder.stat().st_mtime < _STALE_AFTER_S:
+                continue
+        except OSError:
+            continue
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            try:
+                probe.connect(str(folder / "fork.sock"))
+            except OSError:
+                shutil.rmtree(folder, ignore_errors=True)
+
+
 def _server_bwrap_args(bwrap: str, visible: list[Path], folder: Path) -> list[str]:
     """bwrap options of the server's own sandbox: the bots' system folders and runtime, the
     match folders (read-only) and its socket's folder."""
@@ -328,6 +351,9 @@ def start_fork_server(visible: list[Path]) -> ForkServer | None:
     except SandboxError as exc:
         log.warning("no bot fork server (bots start as plain bwrap sandboxes): %s", exc)
         return None
+    owner = os.getpid()
+    # At the worker's exit (not a work horse's: rq ends those with os._exit).
+    atexit.register(lambda: stop_fork_server() if os.getpid() == owner else None)
     return _CURRENT
 
 
