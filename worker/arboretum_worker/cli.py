@@ -122,6 +122,9 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         "built-in bots spend a fixed number of simulations, so every game re-runs bit for bit, "
         "see arena match rerun) or time (a wall-clock budget)",
     )
+    from .ladder import cli as ladder_cli
+
+    ladder_cli.add_create_arguments(p)
     p.set_defaults(handler=cmd_league_create)
 
     p = lsub.add_parser("run", parents=[common], help="enqueue the league's matches")
@@ -140,6 +143,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p.set_defaults(handler=cmd_league_retry)
     p = lsub.add_parser("list", parents=[common], help="list leagues")
     p.set_defaults(handler=cmd_league_list)
+    ladder_cli.register(lsub, common, (_redis, _settings))
 
     p = subparsers.add_parser(
         "leaderboard",
@@ -307,6 +311,10 @@ def cmd_league_create(args: argparse.Namespace) -> int:
             print(f"registered built-in bot {name}: version {vid[:12]} (checked in the sandbox)")
     except (registry.RegistryError, store.StoreError) as exc:
         return fail(f"cannot register a built-in bot: {exc}")
+    if args.ladder:
+        from .ladder.cli import cmd_create
+
+        return cmd_create(args)
     try:
         league = create_league(
             r,
@@ -370,9 +378,17 @@ def cmd_league_status(args: argparse.Namespace) -> int:
 
     r = _redis(args)
     try:
+        progress = league_progress(r, args.name)
+        if progress.league.settings.ladder is not None:
+            from .ladder.cli import print_status
+
+            if args.watch:
+                return fail("a ladder runs until it is closed: --watch is for round robins")
+            print_status(r, args.name)
+            return 0
         if args.watch:
             return follow(r, args.name)
-        print_progress(league_progress(r, args.name))
+        print_progress(progress)
     except LeagueError as exc:
         return fail(str(exc))
     return 0
@@ -650,6 +666,10 @@ def cmd_bot_submit(args: argparse.Namespace) -> int:
         return fail(f"bot refused: {exc}")
     count = len(registry.versions(r, args.name))
     print(f"bot {args.name}: version {vid[:12]} ({vid}); {plural(count, 'version')} in all")
+    from .ladder.ops import notice_submission
+
+    for ladder in notice_submission(r, args.name, settings):
+        print(f"it enters ladder {ladder} at its next tick (the previous version stops there)")
     return 0
 
 

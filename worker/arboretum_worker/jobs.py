@@ -113,9 +113,12 @@ def run_match(match_id: str) -> dict[str, Any]:
     league = store.get_league(r, record.league)
     if league is None:
         raise MatchError(f"match {match_id}: no league {record.league!r}")
-    if league.status is store.LeagueStatus.CANCELLED:
-        store.set_match_status(r, match_id, store.MatchStatus.CANCELLED, failure="league cancelled")
-        return {"match_id": match_id, "recorded": False, "reason": "league cancelled"}
+    if league.status in (store.LeagueStatus.CANCELLED, store.LeagueStatus.CLOSED):
+        why = (
+            "league cancelled" if league.status is store.LeagueStatus.CANCELLED else "ladder closed"
+        )
+        store.set_match_status(r, match_id, store.MatchStatus.CANCELLED, failure=why)
+        return {"match_id": match_id, "recorded": False, "reason": why}
     if not store.start_match_attempt(r, match_id, _worker_name()):
         return {"match_id": match_id, "recorded": False, "reason": "already finished"}
 
@@ -374,9 +377,18 @@ def fetch_job(r: Any, match_id: str) -> Any:
 
 
 def enqueue_matches(
-    r: Any, league: store.League, match_ids: Iterable[str], settings: WorkerSettings
+    r: Any,
+    league: store.League,
+    match_ids: Iterable[str],
+    settings: WorkerSettings,
+    *,
+    on_success: Any = None,
+    on_failure: Any = None,
 ) -> int:
-    """Enqueue these matches (one job each) unless a job for them is already waiting or running."""
+    """Enqueue these matches (one job each) unless a job for them is already waiting or running.
+
+    ``on_success`` and ``on_failure`` are rq ``Callback``s (the failure one must record the
+    failure as :func:`on_match_failure` does); by default none and :func:`on_match_failure`."""
     from rq import Callback, Retry
 
     queue = _queue(r, settings)
@@ -397,7 +409,8 @@ def enqueue_matches(
             job_id=job_id(match_id),
             job_timeout=timeout,
             retry=Retry(max=settings.retries),
-            on_failure=Callback(on_match_failure),
+            on_failure=on_failure or Callback(on_match_failure),
+            on_success=on_success,
             result_ttl=RESULT_TTL_S,
             failure_ttl=FAILURE_TTL_S,
             description=f"league {league.name}: match {match_id}",

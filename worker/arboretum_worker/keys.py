@@ -34,6 +34,13 @@ Layout (``{x}`` is an id; names and ids never contain ``:``)::
                                                last_played, last_seq, rating, live
     arena:elo:{league}:history:{vid}    list   "seq game rating match_id mu sigma", one per game
     arena:elo:{league}:live             hash   version id -> live rating "mu sigma" (repr text)
+    arena:league:{name}:ladder          hash   a ladder's members: bot name -> its version scheduled
+    arena:league:{name}:ladder:versions hash   version id -> JSON {bot, joined, retired}
+    arena:league:{name}:ladder:rounds   hash   pairing "a/b" (sorted ids) -> rounds handed out
+    arena:league:{name}:ladder:lock     string the scheduler's lock (a token, expiring)
+    arena:league:{name}:ladder:again    string a tick came while the lock was held: tick again
+    arena:league:{name}:ladder:queued   string a tick job is waiting in the queue (expiring)
+    arena:league:{name}:ladder:tick     string the last tick (JSON: when, what it scheduled)
     arena:sprts                         zset   sequential test ids, score = created (sprt/league.py)
     arena:sprt:{id}                     hash   the test: versions, settings (JSON), status, ...
     arena:sprt:{id}:batches             hash   batch index -> its pairs (JSON), written once
@@ -138,6 +145,15 @@ class Keys:
         return cls.league_bot(name, bot) + ":status:" + MatchStatus(status).value
 
     @classmethod
+    def ladder(cls, name: str, part: str = "") -> str:
+        """A ladder's members hash, or one of its parts (``versions``, ``rounds``, ``lock``,
+        ``again``, ``queued``, ``tick``)."""
+        if part not in _LADDER_PARTS:
+            raise StoreError(f"no part {part!r} of a ladder")
+        key = cls.league(name) + ":ladder"
+        return f"{key}:{part}" if part else key
+
+    @classmethod
     def match(cls, match_id: str) -> str:
         return cls.key_for(cls.MATCH, match_id)
 
@@ -191,6 +207,7 @@ class Keys:
         return f"{key}:{part}" if part else key
 
 
+_LADDER_PARTS = ("", "versions", "rounds", "lock", "again", "queued", "tick")
 _SPRT_PARTS = ("", "batches", "order", "state", "llr", "next", "successor", "attempts", "failed")
 
 
@@ -199,6 +216,10 @@ class LeagueStatus(StrEnum):
     RUNNING = "running"
     FINISHED = "finished"
     CANCELLED = "cancelled"
+    PAUSED = "paused"
+    """A ladder that schedules nothing new until it is resumed."""
+    CLOSED = "closed"
+    """A ladder that ended: nothing new is scheduled, ever; its results stay."""
 
 
 class MatchStatus(StrEnum):

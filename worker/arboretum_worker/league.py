@@ -130,6 +130,11 @@ def _with_status(r: Any, name: str, *statuses: store.MatchStatus) -> list[str]:
 def run_league(r: Any, name: str, settings: WorkerSettings) -> int:
     """Schedule the league's round robin (idempotent) and enqueue its unfinished matches."""
     league = get_league(r, name)
+    if league.settings.ladder is not None:
+        raise LeagueError(
+            f"league {name} is a ladder: it schedules itself while it runs "
+            f"(arena league pause|resume|close {name})"
+        )
     if league.status is store.LeagueStatus.CANCELLED:
         raise LeagueError(f"league {name!r} was cancelled")
     ls = league.settings
@@ -145,6 +150,11 @@ def run_league(r: Any, name: str, settings: WorkerSettings) -> int:
 def retry_league(r: Any, name: str, settings: WorkerSettings) -> list[str]:
     """Re-run the league's failed (and cancelled) matches; returns their ids."""
     league = get_league(r, name)
+    if league.settings.ladder is not None:
+        raise LeagueError(
+            f"league {name} is a ladder: it does not play failed matches again, its scheduler "
+            "plays other units of the same pairings instead"
+        )
     again = []
     for match_id in _with_status(r, name, store.MatchStatus.FAILED, store.MatchStatus.CANCELLED):
         if store.set_match_status(
@@ -161,6 +171,8 @@ def cancel_league(r: Any, name: str, settings: WorkerSettings) -> int:
     from rq.command import send_stop_job_command
 
     league = get_league(r, name)
+    if league.settings.ladder is not None:
+        raise LeagueError(f"league {name} is a ladder: close it (arena league close {name})")
     if league.status in (store.LeagueStatus.FINISHED, store.LeagueStatus.CANCELLED):
         raise LeagueError(
             f"league {name} is {league.status.value} already; there is nothing to cancel"

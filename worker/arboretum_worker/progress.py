@@ -101,9 +101,12 @@ def league_progress(
 
 
 def mark_finished_if_done(r: Any, name: str) -> bool:
-    """Set a running league FINISHED once none of its matches is queued or running."""
+    """Set a running league FINISHED once none of its matches is queued or running (never a
+    ladder: it runs until it is closed)."""
     league = store.get_league(r, name)
     if league is None or league.status is not store.LeagueStatus.RUNNING:
+        return False
+    if league.settings.ladder is not None:
         return False
     if not league_progress(r, name, counts_only=True).complete:
         return False

@@ -35,6 +35,7 @@ __all__ = [
     "FaultPolicy",
     "GameOutcome",
     "Keys",
+    "LadderSettings",
     "League",
     "LeagueSettings",
     "LeagueStatus",
@@ -196,6 +197,26 @@ class EloSettings:
     k: float = 32.0
 
 
+@dataclass(frozen=True, slots=True)
+class LadderSettings:
+    """What makes a league a continuous ladder (docs/league.md, "Ladders")."""
+
+    depth: int = 8
+    """Matches the scheduler keeps queued or running (a unit of a pairing is two matches)."""
+    new_games: int = 40
+    """A version is new, and its pairings come first, until it has this many games."""
+
+    def __post_init__(self) -> None:
+        if type(self.depth) is not int or not 1 <= self.depth <= 1000:
+            raise StoreError(
+                f"ladder depth must be a whole number from 1 to 1000, not {self.depth!r}"
+            )
+        if type(self.new_games) is not int or not 0 <= self.new_games <= 100_000:
+            raise StoreError(
+                f"ladder new_games must be a whole number from 0 to 100000, not {self.new_games!r}"
+            )
+
+
 COMPUTE_MODES: tuple[str, ...] = get_args(Compute)
 """The values of ``LeagueSettings.compute``: the SDK's compute modes (``ARENA_COMPUTE``)."""
 
@@ -219,6 +240,9 @@ class LeagueSettings:
     """The bots' compute mode, ``ARENA_COMPUTE`` in their sandbox: ``fixed`` (a searching bot
     spends a fixed number of simulations, so a game re-runs bit for bit) or ``time`` (a wall-clock
     budget). Leagues stored before the setting existed read as ``time``, what they played with."""
+    ladder: LadderSettings | None = None
+    """Set for a continuous ladder (2 players; ``games_per_pairing`` unused); None for a round
+    robin (absent from its JSON)."""
 
     def __post_init__(self) -> None:
         if self.players not in (2, 3, 4):
@@ -242,10 +266,18 @@ class LeagueSettings:
         if self.compute not in COMPUTE_MODES:
             choices = " or ".join(COMPUTE_MODES)
             raise StoreError(f"compute must be {choices}, not {self.compute!r}")
+        if self.ladder is not None and self.players != 2:
+            raise StoreError(
+                f"a ladder pairs two bots per game: players must be 2, not {self.players}"
+            )
 
     def to_json(self) -> str:
+        extra: dict[str, Any] = {}
+        if self.ladder is not None:
+            extra["ladder"] = {"depth": self.ladder.depth, "new_games": self.ladder.new_games}
         return json.dumps(
             {
+                **extra,
                 "players": self.players,
                 "games_per_pairing": self.games_per_pairing,
                 "bots": list(self.bots),
@@ -276,6 +308,7 @@ class LeagueSettings:
             elo=EloSettings(**d.get("elo", {})),
             deals_per_series=int(d.get("deals_per_series", 1)),
             compute=str(d.get("compute", "time")),
+            ladder=LadderSettings(**d["ladder"]) if d.get("ladder") else None,
         )
 
 

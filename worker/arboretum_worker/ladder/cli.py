@@ -1,0 +1,215 @@
+"""The ladder's commands: ``arena league create NAME --ladder``, ``arena league join|pause|
+resume|close NAME`` and the ladder's ``arena league status``. Registered by
+:mod:`arboretum_worker.cli`, which passes its parser pieces and helpers in."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from arboretum_sdk import argtypes
+from arboretum_sdk.clitools import fail, plural
+
+from ..report import print_progress, table, version_label
+
+__all__ = ["add_create_arguments", "cmd_create", "print_status", "register"]
+
+Helpers = tuple[Callable[[argparse.Namespace], Any], Callable[[argparse.Namespace], Any]]
+"""(redis client of the args, worker settings of the args), from :mod:`arboretum_worker.cli`."""
+
+_helpers: Helpers | None = None
+
+
+def _r(args: argparse.Namespace) -> Any:
+    assert _helpers is not None
+    return _helpers[0](args)
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    assert _helpers is not None
+    return _helpers[1](args)
+
+
+def add_create_arguments(p: argparse.ArgumentParser) -> None:
+    """``--ladder`` and its settings, on ``arena league create``."""
+    g = p.add_argument_group("ladder (--ladder)")
+    g.add_argument(
+        "--ladder",
+        action="store_true",
+        help="a continuous ladder instead of a round robin: it runs until it is closed, bots "
+        "join it and a bot's new version enters by itself, and its scheduler plays the "
+        "pairings that teach the most (2 players; docs/league.md, Ladders)",
+    )
+    g.add_argument(
+        "--depth",
+        type=argtypes.int_range(1, 1000),
+        default=8,
+        metavar="N",
+        help="matches the ladder keeps queued or running (default 8; about twice the workers)",
+    )
+    g.add_argument(
+        "--new-games",
+        type=argtypes.int_range(0, 100_000),
+        default=40,
+        metavar="N",
+        help="a version's pairings come first until it has N games (default 40)",
+    )
+
+
+def register(lsub: Any, common: argparse.ArgumentParser, helpers: Helpers) -> None:
+    global _helpers
+    _helpers = helpers
+    p = lsub.add_parser(
+        "join",
+        parents=[common],
+        help="let bots (or versions) into a ladder",
+        description="Let these bots into a running or paused ladder. A bot already in it is "
+        "replaced by the version named (its previous version is no longer scheduled; its "
+        "results stay). A bot's newly submitted version enters by itself: no join needed.",
+    )
+    p.add_argument("name", metavar="NAME", help="the ladder's name")
+    p.add_argument(
+        "--bots", nargs="+", required=True, metavar="BOT", help="bot names or NAME@VERSION"
+    )
+    p.set_defaults(handler=cmd_join)
+    for action, text in (
+        ("pause", "stop scheduling new matches of a ladder (queued ones are played)"),
+        ("resume", "schedule a paused ladder's matches again"),
+        ("close", "end a ladder for good (queued matches are cancelled, results stay)"),
+    ):
+        p = lsub.add_parser(
+            action, parents=[common], help=text, description=text[0].upper() + text[1:] + "."
+        )
+        p.add_argument("name", metavar="NAME", help="the ladder's name")
+        p.set_defaults(handler=_action(action))
+
+
+def _action(action: str) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        from ..progress import LeagueError
+        from . import ops
+
+        r = _r(args)
+        try:
+            if action == "pause":
+                ops.pause_ladder(r, args.name)
+                print(f"ladder {args.name}: paused (queued and running matches are played)")
+            elif action == "resume":
+                ops.resume_ladder(r, args.name, _settings(args))
+                print(f"ladder {args.name}: running")
+            else:
+                count = ops.close_ladder(r, args.name)
+                print(
+                    f"ladder {args.name}: closed, "
+                    f"{plural(count, 'queued match', 'queued matches')} cancelled"
+                )
+        except LeagueError as exc:
+            return fail(str(exc))
+        return 0
+
+    return run
+
+
+def cmd_create(args: argparse.Namespace) -> int:
+    from .. import store
+    from ..league import resolve_version
+    from ..progress import LeagueError
+    from . import ops
+
+    r = _r(args)
+    try:
+        versions = [resolve_version(r, spec) for spec in args.bots]
+        league = ops.create_ladder(
+            r,
+            args.name,
+            versions,
+            _settings(args),
+            depth=args.depth,
+            new_games=args.new_games,
+            per_decision_ms=args.per_decision_ms,
+            bank_ms=args.bank_ms,
+            faults_to_forfeit=args.faults_to_forfeit,
+            seed=args.seed,
+            deals_per_series=args.deals_per_series,
+            compute=args.compute,
+            players=args.players,
+        )
+    except (LeagueError, store.StoreError) as exc:
+        return fail(str(exc))
+    ls = league.settings
+    assert ls.ladder is not None
+    print(
+        f"ladder {league.name}: {plural(len(ls.bots), 'bot')}, units of "
+        f"{plural(ls.deals_per_series, 'deal')} in both seat orders, {ls.ladder.depth} matches "
+        f"in flight, new for {ls.ladder.new_games} games, "
+        f"L={ls.time_control.per_decision_ms} ms B={ls.time_control.bank_ms} ms, "
+        f"{ls.compute} compute, seed {ls.seed}"
+    )
+    for vid in ls.bots:
+        print(f"  {version_label(r, vid)}")
+    print(
+        "it is running: workers play it (arena worker); follow it: "
+        f"arena league status {league.name}"
+    )
+    return 0
+
+
+def cmd_join(args: argparse.Namespace) -> int:
+    from .. import store
+    from ..league import resolve_version
+    from ..progress import LeagueError
+    from . import ops
+
+    r = _r(args)
+    try:
+        versions = [resolve_version(r, spec) for spec in args.bots]
+        done = ops.join_ladder(r, args.name, versions, _settings(args))
+    except (LeagueError, store.StoreError) as exc:
+        return fail(str(exc))
+    for bot, vid, old in done:
+        note = f" (replaces {old[:8]}, no longer scheduled)" if old else ""
+        print(f"ladder {args.name}: {bot}@{vid[:8]} joined{note}")
+    return 0
+
+
+def print_status(r: Any, name: str) -> None:
+    """A ladder's ``arena league status``: progress, members, standings, what is playing."""
+    from .. import ratings
+    from . import ops
+
+    status = ops.ladder_status(r, name)
+    print_progress(status.progress)
+    live = {row.version: row for row in ratings.standings(r, name)}
+    rows = []
+    for vid, entry in sorted(
+        status.entries.items(), key=lambda kv: -(live[kv[0]].live.mu if kv[0] in live else 0)
+    ):
+        row = live.get(vid)
+        rows.append(
+            [
+                entry.bot,
+                vid[:12],
+                "scheduled" if entry.active else "retired",
+                f"{row.live.mu:.0f}" if row else "-",
+                f"± {row.live.half_width:.0f}" if row else "-",
+                str(row.stats.games) if row else "0",
+            ]
+        )
+    print(f"  versions ({len(status.members)} scheduled, {len(status.entries)} in all):")
+    headers = ["bot", "version", "state", "rating", "± 95%", "games"]
+    for line in table(headers, rows, right={3, 4, 5}).splitlines():
+        print(f"    {line}")
+    if status.playing:
+        print(f"  playing ({len(status.playing)}):")
+        for match in status.playing:
+            seats = " vs ".join(version_label(r, v) for v in match.seats)
+            print(
+                f"    {match.id}  {match.status.value:8}  {seats}  ({plural(match.games, 'game')})"
+            )
+    tick = status.last_tick
+    if tick:
+        print(
+            f"  last tick: {tick['status']}, {plural(tick['matches'], 'match', 'matches')} "
+            f"scheduled, {tick['in_flight']} in flight before"
+        )
