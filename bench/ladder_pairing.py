@@ -13,10 +13,13 @@ A unit is what the ladder schedules for a pairing: DEALS deals, each in both sea
 DEALS games). A game's outcome is drawn from the planted strengths (Bradley-Terry: the stronger
 wins with ``1 / (1 + 10 ** (-gap / 400))``; ``--draws`` of the games are shared first places).
 After every unit both leagues are refitted with the real batch fit (``arboretum_worker.fit``,
-incremental), and a league **reaches the order** at the first unit after which the fit ranks the
-bots in the planted order and no two neighbours' 95% intervals overlap. Printed: the games each
-needed (median and range over the runs), and the adaptive league's share of the round robin's,
-run by run.
+incremental), and a league **reaches the order** when the fit ranks the bots in the planted order
+and no two neighbours' 95% intervals overlap. The adaptive league is checked after every unit.
+The round robin is counted two ways: the games of the first whole round after which it holds
+(what "a round robin of N deals per pairing" needs: the smallest N that gets there), and,
+kinder to it, the games of the first unit after which it holds (a round robin stopped in the
+middle of a round). Printed: the games each needed (median and range over the runs), and the
+adaptive league's share of the round robin's, run by run.
 
 Then, in the adaptive league that reached the order, a **new version** enters with a strength
 drawn uniformly between the weakest and the strongest bot, and plays on through the choice
@@ -28,6 +31,10 @@ the real ones.
 
     .venv/bin/python bench/ladder_pairing.py                         # 12 bots, 100 Elo, 20 runs
     .venv/bin/python bench/ladder_pairing.py --bots 10 --gap 50 --runs 20
+
+``--cost`` prints instead what a scheduler's tick spends on the fit as a ladder grows: the games
+of V versions (random pairings, outcomes from random strengths) turned into the fit's rankings,
+the fit, and the choice of 4 units with 8 matches in flight.
 """
 
 from __future__ import annotations
@@ -93,14 +100,19 @@ class League:
         return (rating.upper - rating.lower) / 2.0
 
 
-def round_robin(league: League, bots: list[str], unit: int, cap: int) -> int | None:
+def round_robin(league: League, bots: list[str], unit: int, cap: int) -> tuple[int, int] | None:
+    """(games at the first unit after which the order is reached, games at the first whole
+    round after which it is), or None within the cap."""
     pairs = [(a, b) for i, a in enumerate(bots) for b in bots[i + 1 :]]
     order = [pairs[k] for k in league.rng.permutation(len(pairs))]
+    first_unit = None
     while league.games < cap:
         for a, b in order:
             league.play(a, b, unit)
-            if league.in_order(bots):
-                return league.games
+            if first_unit is None and league.in_order(bots):
+                first_unit = league.games
+        if first_unit is not None and league.in_order(bots):
+            return first_unit, league.games
     return None
 
 
@@ -136,14 +148,17 @@ def adaptive(
     return None
 
 
-def one_run(args: argparse.Namespace, run: int) -> tuple[int | None, int | None, int | None]:
+def one_run(
+    args: argparse.Namespace, run: int
+) -> tuple[int | None, int | None, int | None, int | None]:
     bots = [f"bot{i:02d}" for i in range(args.bots)]
     centre = (args.bots - 1) * args.gap / 2
     planted = {v: 1500.0 + i * args.gap - centre for i, v in enumerate(bots)}
     unit = 2 * args.deals
     cap = args.cap
     rr = League(planted, np.random.default_rng([args.seed, run, 0]), args.draws, Rankings())
-    rr_games = round_robin(rr, bots, unit, cap)
+    rr_both = round_robin(rr, bots, unit, cap)
+    rr_unit, rr_games = rr_both if rr_both else (None, None)
     ad = League(planted, np.random.default_rng([args.seed, run, 0]), args.draws, Rankings())
     ad_games = adaptive(ad, bots, unit, args.depth, args.new_games, lambda: ad.in_order(bots), cap)
     newcomer_games = None
@@ -165,7 +180,7 @@ def one_run(args: argparse.Namespace, run: int) -> tuple[int | None, int | None,
         )
         if done is not None:
             newcomer_games = ad.rankings.games[ad.rankings.index[newcomer]]
-    return rr_games, ad_games, newcomer_games
+    return rr_games, ad_games, newcomer_games, rr_unit
 
 
 def _show(values: list[int | None]) -> str:
@@ -175,6 +190,30 @@ def _show(values: list[int | None]) -> str:
         return "never"
     text = f"median {statistics.median(got):,.0f} (range {got[0]:,}-{got[-1]:,})"
     return text + (f", {missing} never within the cap" if missing else "")
+
+
+def cost() -> int:
+    rng = np.random.default_rng(0)
+    for n, games in ((20, 20_000), (50, 100_000)):
+        strength = rng.normal(0.0, 1.0, n)
+        names = [f"v{i:03d}" for i in range(n)]
+        pairs = [rng.choice(n, 2, replace=False) for _ in range(games)]
+        wins = [rng.random() < 1 / (1 + np.exp(strength[j] - strength[i])) for i, j in pairs]
+        t0 = time.perf_counter()
+        rankings = Rankings()
+        for (i, j), won in zip(pairs, wins, strict=True):
+            rankings.add((names[i], names[j]), (1, 2) if won else (2, 1))
+        t1 = time.perf_counter()
+        fitted = fit(rankings)
+        t2 = time.perf_counter()
+        flying = [(names[0], names[1], 10)] * 8
+        choose(Belief.of(names, fitted), names, count=4, unit_games=20, in_flight=flying)
+        t3 = time.perf_counter()
+        print(
+            f"{n} versions, {games:,} games: rankings {t1 - t0:.2f} s, fit {t2 - t1:.3f} s, "
+            f"choice {t3 - t2:.3f} s"
+        )
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -188,7 +227,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--draws", type=float, default=0.02)
     parser.add_argument("--cap", type=int, default=400_000, help="most games per league")
     parser.add_argument("--seed", type=int, default=16)
+    parser.add_argument("--cost", action="store_true", help="time a tick's fit and choice")
     args = parser.parse_args(argv)
+    if args.cost:
+        return cost()
     print(
         f"{args.bots} bots, {args.gap:g} Elo apart, units of {args.deals} deals x 2 seat orders, "
         f"{args.depth} units in flight, {args.draws:.0%} draws, {args.runs} runs"
@@ -196,23 +238,27 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     rows = []
     for run in range(args.runs):
-        rr, ad, new = one_run(args, run)
-        rows.append((rr, ad, new))
+        rr, ad, new, rr_unit = one_run(args, run)
+        rows.append((rr, ad, new, rr_unit))
         ratio = f"{ad / rr:.2f}" if rr and ad else "-"
-        print(f"  run {run:2d}: round robin {rr}, adaptive {ad} (ratio {ratio}), newcomer {new}")
-    rr_all = [r[0] for r in rows]
-    ad_all = [r[1] for r in rows]
-    ratios = sorted(r[1] / r[0] for r in rows if r[0] and r[1])
-    rr_done = [r for r in rr_all if r]
-    ad_done = [a for a in ad_all if a]
-    print(f"round robin: games to the planted order: {_show(rr_all)}")
-    print(f"adaptive:    games to the planted order: {_show(ad_all)}")
-    if ratios:
         print(
-            f"adaptive / round robin, run by run: median {statistics.median(ratios):.2f} "
-            f"(range {ratios[0]:.2f}-{ratios[-1]:.2f}); of the medians: "
-            f"{statistics.median(ad_done) / statistics.median(rr_done):.2f}"
+            f"  run {run:2d}: round robin {rr} (order first reached after {rr_unit}), "
+            f"adaptive {ad} (ratio {ratio}), newcomer {new}"
         )
+    for label, column in (("whole rounds", 0), ("any unit", 3)):
+        rr_all = [r[column] for r in rows]
+        ad_all = [r[1] for r in rows]
+        ratios = sorted(r[1] / r[column] for r in rows if r[column] and r[1])
+        rr_done = [r for r in rr_all if r]
+        ad_done = [a for a in ad_all if a]
+        print(f"round robin, checked after {label}: games to the planted order: {_show(rr_all)}")
+        if ratios:
+            print(
+                f"  adaptive / round robin ({label}), run by run: median "
+                f"{statistics.median(ratios):.2f} (range {ratios[0]:.2f}-{ratios[-1]:.2f}); "
+                f"of the medians: {statistics.median(ad_done) / statistics.median(rr_done):.2f}"
+            )
+    print(f"adaptive: games to the planted order: {_show([r[1] for r in rows])}")
     new_all = sorted(r[2] for r in rows if r[2] is not None)
     if new_all:
         p90 = new_all[min(len(new_all) - 1, round(0.9 * (len(new_all) - 1)))]

@@ -15,7 +15,7 @@ from arboretum_worker import registry, store
 from arboretum_worker.fit import Rankings, fit
 from arboretum_worker.ladder import ops, state
 from arboretum_worker.ladder.choice import Belief, choose, gains, weights
-from arboretum_worker.ladder.scheduler import in_flight, tick, unit_specs
+from arboretum_worker.ladder.scheduler import TickReport, in_flight, tick, unit_specs
 from arboretum_worker.league import builtin_bot_files
 from arboretum_worker.progress import LeagueError
 from arboretum_worker.settings import WorkerSettings
@@ -197,11 +197,12 @@ def test_many_schedulers_at_once_never_schedule_a_match_twice(r: redis.Redis) ->
     for _ in range(8):
         for match in in_flight(r, "lad"):
             _finish(r, match, rng)
-        reports = []
-        threads = [
-            threading.Thread(target=lambda: reports.append(tick(r, "lad", settings)))
-            for _ in range(8)
-        ]
+        reports: list[TickReport] = []
+
+        def one(out: list[TickReport] = reports) -> None:
+            out.append(tick(r, "lad", settings))
+
+        threads = [threading.Thread(target=one) for _ in range(8)]
         for t in threads:
             t.start()
         for t in threads:

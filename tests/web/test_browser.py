@@ -282,6 +282,28 @@ def test_no_page_is_wider_than_a_phone(phone: Any, demo: DemoData, r: redis.Redi
         assert width <= PHONE["width"], f"{path} is {width} px wide"
 
 
+def test_the_ladder_page_fits_a_phone_and_lists_what_is_playing(
+    phone: Any, page: Any, r: redis.Redis
+) -> None:
+    """A ladder's page (tests/web/test_ladder.py seeds it) at 390 px and at 1280 px: nothing
+    wider than the window, and the pairings being played link to their matches."""
+    from arboretum_worker.ladder.scheduler import in_flight
+
+    from .test_ladder import seed_ladder
+
+    seed_ladder(r)
+    playing = {m.id for m in in_flight(r, "ladder1")}
+    for pg, width in ((phone, PHONE["width"]), (page, 1280)):
+        pg.goto("/leagues/ladder1")
+        pg.wait_for_load_state("networkidle")
+        assert pg.evaluate("document.documentElement.scrollWidth") <= width
+        links = pg.locator("#playing a.mono").all()
+        assert {link.get_attribute("href").rsplit("/", 1)[1] for link in links} == playing
+        assert pg.locator("#standings tbody tr").count() == 4
+    phone.locator("#playing a.mono").first.tap()
+    phone.wait_for_url(re.compile(r"/matches/[0-9a-f]+$"))
+
+
 def test_the_menu_folds_on_a_phone(phone: Any) -> None:
     phone.goto("/")
     nav = phone.locator("#site-menu nav")

@@ -20,6 +20,7 @@ from arboretum_worker import registry, store
 from . import live, queries, sprt
 from .config import default_check
 from .identity import request_author
+from .ladder import ladder_json
 from .openapi import MAX_FILENAME, MAX_OFFSET, openapi_document
 from .resources import (
     bool_param,
@@ -77,6 +78,8 @@ def league(request: Request) -> JSONResponse:
             r, lg.name, request.app.state.settings.fits, all_versions=True
         )
     ]
+    if lg.settings.ladder is not None:
+        data["ladder"] = ladder_json(r, lg, request.app.state.settings.fits)
     return _json(data)
 
 

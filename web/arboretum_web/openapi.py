@@ -302,8 +302,51 @@ def _schemas() -> dict[str, Any]:
         ),
         "LeagueSummary": _object(league_summary, description="settings, status and progress"),
         "League": _object(
-            {**league_summary, "standings": _array(_ref("LeaderboardRow"))},
-            description="settings, status, progress and standings (every version)",
+            {
+                **league_summary,
+                "standings": _array(_ref("LeaderboardRow")),
+                "ladder": _ref("Ladder"),
+            },
+            optional=("ladder",),
+            description="settings, status, progress and standings (every version); a ladder's "
+            "members and what it plays (docs/league.md, Ladders)",
+        ),
+        "Ladder": _object(
+            {
+                "depth": {"type": "integer", "minimum": 1},
+                "new_games": _COUNT,
+                "unit_deals": {"type": "integer", "minimum": 1},
+                "versions": _array(
+                    _object(
+                        {
+                            "rank": {"type": "integer", "minimum": 1},
+                            "bot": _STR,
+                            "version": _VERSION_ID,
+                            "version_index": {"type": ["integer", "null"]},
+                            "state": {"enum": ["scheduled", "retired"]},
+                            "joined": _NUM,
+                            "retired": {"type": ["number", "null"]},
+                            "games": _COUNT,
+                            "rating": {"type": ["number", "null"]},
+                            "rating_low": {"type": ["number", "null"]},
+                            "rating_high": {"type": ["number", "null"]},
+                        }
+                    )
+                ),
+                "playing": _array(
+                    _object(
+                        {
+                            "match": _STR,
+                            "status": {"enum": ["queued", "running"]},
+                            "seats": _array(_object({"version": _VERSION_ID, "label": _STR})),
+                            "deals": _array(_COUNT),
+                        }
+                    )
+                ),
+                "last_tick": _nullable(_object({"at": _NUM, "status": _STR, "matches": _COUNT})),
+            },
+            description="a ladder: every version that was a member, best fitted rating first, "
+            "and the matches queued or running",
         ),
         "Leagues": _object({"leagues": _array(_ref("LeagueSummary"))}),
         "Bots": _object(

@@ -19,6 +19,7 @@ from . import authors, queries, sprt
 from .chart import llr_chart, rating_chart
 from .config import default_check
 from .identity import AUTH_COOKIE, request_author
+from .ladder import ladder_json
 from .resources import (
     bool_param,
     bot_json,
@@ -156,6 +157,11 @@ def league_page(request: Request) -> Response:
     r = redis_of(request)
     lg = load_league(r, request.path_params["name"])
     progress = queries.league_state(r, lg.name)
+    if lg.settings.ladder is not None:
+        data = ladder_json(r, lg, request.app.state.settings.fits)
+        return _render(
+            request, "ladder.html", league=lg, progress=progress, ladder=data, nav="leagues"
+        )
     rows = queries.leaderboard(r, lg.name, request.app.state.settings.fits, all_versions=True)
     return _render(
         request,

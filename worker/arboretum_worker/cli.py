@@ -20,6 +20,7 @@ from arboretum_sdk import argtypes, clitools
 from arboretum_sdk.bot import Compute
 from arboretum_sdk.clitools import UserError, fail, plural
 
+from .ladder import DEALS_PER_UNIT
 from .report import (
     LEADERBOARD_HEADERS,
     LEADERBOARD_RIGHT,
@@ -29,6 +30,7 @@ from .report import (
     table,
     version_label,
 )
+from .schedule import DEFAULT_DEALS_PER_SERIES
 from .settings import add_deals_per_series
 
 __all__ = ["register"]
@@ -98,7 +100,8 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         "takes cyclic order d mod (PLAYERS-1)!, so over every 2 deals (3 players) or 6 deals (4 "
         "players) each bot sits directly before each other bot equally often (docs/league.md). "
         "A match is a series: up to DEALS-PER-SERIES deals in one seat order, played by the "
-        "same bot processes.",
+        "same bot processes. With --ladder it is a continuous ladder instead (2 players): it "
+        "runs until it is closed, and its scheduler plays the pairings that teach the most.",
     )
     p.add_argument("name", metavar="NAME", help="the league's name")
     p.add_argument(
@@ -113,7 +116,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     clitools.add_games_per_pairing(p)
     clitools.add_time_control(p)
     clitools.add_seed(p, "league seed")
-    add_deals_per_series(p)
+    add_deals_per_series(p, ladder_default=DEALS_PER_UNIT)
     p.add_argument(
         "--compute",
         choices=get_args(Compute),
@@ -314,7 +317,11 @@ def cmd_league_create(args: argparse.Namespace) -> int:
     if args.ladder:
         from .ladder.cli import cmd_create
 
+        if args.deals_per_series is None:
+            args.deals_per_series = DEALS_PER_UNIT
         return cmd_create(args)
+    if args.deals_per_series is None:
+        args.deals_per_series = DEFAULT_DEALS_PER_SERIES
     try:
         league = create_league(
             r,

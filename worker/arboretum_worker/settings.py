@@ -242,15 +242,22 @@ def _deals_per_series(text: str) -> int:
     return argtypes.int_range(1, MAX_DEALS_PER_SERIES)(text)
 
 
-def add_deals_per_series(parser: argparse.ArgumentParser) -> None:
-    """``--deals-per-series N``, the same in every command that creates a league."""
+def add_deals_per_series(
+    parser: argparse.ArgumentParser, *, ladder_default: int | None = None
+) -> None:
+    """``--deals-per-series N``, the same in every command that creates a league. With
+    ``ladder_default`` the default is None (the command picks the league's default, or this
+    one for a ladder) and the help says both."""
     from .schedule import DEFAULT_DEALS_PER_SERIES, MAX_DEALS_PER_SERIES
 
+    default = f"default {DEFAULT_DEALS_PER_SERIES}"
+    if ladder_default is not None:
+        default += f"; {ladder_default} for a ladder, whose unit of a pairing is these deals"
     parser.add_argument(
         "--deals-per-series",
         type=_deals_per_series,
-        default=DEFAULT_DEALS_PER_SERIES,
+        default=DEFAULT_DEALS_PER_SERIES if ladder_default is None else None,
         metavar="N",
         help=f"most deals one match plays in one seat order, with the same bot processes "
-        f"(1 to {MAX_DEALS_PER_SERIES}; default {DEFAULT_DEALS_PER_SERIES})",
+        f"(1 to {MAX_DEALS_PER_SERIES}; {default})",
     )

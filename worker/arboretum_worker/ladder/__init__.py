@@ -7,3 +7,8 @@
 - :mod:`.ops`: create, join, pause, resume, close; a ladder's status.
 - :mod:`.cli`: the commands.
 """
+
+DEALS_PER_UNIT = 5
+"""A ladder's default ``deals_per_series``: its unit of a pairing is these deals in both seat
+orders (docs/benchmarks.md, "Ladder": smaller units let the scheduler follow the fit more
+closely; each unit starts two pairs of bot processes)."""

@@ -18,9 +18,8 @@ from typing import Any
 from .. import store
 from ..jobs import fetch_job
 from ..progress import LeagueError, LeagueProgress, get_league, league_progress
-from ..schedule import DEFAULT_DEALS_PER_SERIES
 from ..settings import WorkerSettings
-from . import state
+from . import DEALS_PER_UNIT, state
 from .scheduler import enqueue_tick, in_flight
 
 __all__ = [
@@ -63,7 +62,7 @@ def create_ladder(
     bank_ms: int = 10_000,
     faults_to_forfeit: int = 3,
     seed: int | None = None,
-    deals_per_series: int = DEFAULT_DEALS_PER_SERIES,
+    deals_per_series: int = DEALS_PER_UNIT,
     compute: str = "fixed",
     players: int = 2,
 ) -> store.League:
