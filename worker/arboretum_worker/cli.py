@@ -20,7 +20,6 @@ from arboretum_sdk import argtypes, clitools
 from arboretum_sdk.bot import Compute
 from arboretum_sdk.clitools import UserError, fail, plural
 
-from .ladder import DEALS_PER_UNIT
 from .report import (
     LEADERBOARD_HEADERS,
     LEADERBOARD_RIGHT,
@@ -30,8 +29,7 @@ from .report import (
     table,
     version_label,
 )
-from .schedule import DEFAULT_DEALS_PER_SERIES
-from .settings import add_deals_per_series
+from .settings import add_deals_per_series, deals_per_series_of
 
 __all__ = ["register"]
 
@@ -116,7 +114,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     clitools.add_games_per_pairing(p)
     clitools.add_time_control(p)
     clitools.add_seed(p, "league seed")
-    add_deals_per_series(p, ladder_default=DEALS_PER_UNIT)
+    add_deals_per_series(p)
     p.add_argument(
         "--compute",
         choices=get_args(Compute),
@@ -317,11 +315,9 @@ def cmd_league_create(args: argparse.Namespace) -> int:
     if args.ladder:
         from .ladder.cli import cmd_create
 
-        if args.deals_per_series is None:
-            args.deals_per_series = DEALS_PER_UNIT
+        args.deals_per_series = deals_per_series_of(args, ladder=True)
         return cmd_create(args)
-    if args.deals_per_series is None:
-        args.deals_per_series = DEFAULT_DEALS_PER_SERIES
+    args.deals_per_series = deals_per_series_of(args)
     try:
         league = create_league(
             r,

@@ -28,7 +28,7 @@ from typing import Any, TextIO
 from arboretum_sdk import argtypes, clitools
 from arboretum_sdk.clitools import UsageError, plural
 
-from .settings import add_deals_per_series
+from .settings import add_deals_per_series, deals_per_series_of
 
 __all__ = ["add_arguments", "find_redis_server", "main"]
 
@@ -234,7 +234,7 @@ def main(args: argparse.Namespace) -> int:
                 per_decision_ms=args.per_decision_ms,
                 bank_ms=args.bank_ms,
                 seed=seed,
-                deals_per_series=args.deals_per_series,
+                deals_per_series=deals_per_series_of(args),
             )
             run_league(r, league.name, settings)
             total = len(store.league_matches(r, league_name))

@@ -58,6 +58,7 @@ __all__ = [
     "SettingsError",
     "WorkerSettings",
     "add_deals_per_series",
+    "deals_per_series_of",
     "deck_size",
     "job_timeout",
     "max_decisions_per_game",
@@ -242,22 +243,29 @@ def _deals_per_series(text: str) -> int:
     return argtypes.int_range(1, MAX_DEALS_PER_SERIES)(text)
 
 
-def add_deals_per_series(
-    parser: argparse.ArgumentParser, *, ladder_default: int | None = None
-) -> None:
-    """``--deals-per-series N``, the same in every command that creates a league. With
-    ``ladder_default`` the default is None (the command picks the league's default, or this
-    one for a ladder) and the help says both."""
+def add_deals_per_series(parser: argparse.ArgumentParser) -> None:
+    """``--deals-per-series N``, the same in every command that creates a league. Its default
+    is None: the command takes :data:`DEFAULT_DEALS_PER_SERIES` for a round robin and the
+    ladder's unit (``ladder.DEALS_PER_UNIT``) for a ladder (:func:`deals_per_series_of`)."""
+    from .ladder import DEALS_PER_UNIT
     from .schedule import DEFAULT_DEALS_PER_SERIES, MAX_DEALS_PER_SERIES
 
-    default = f"default {DEFAULT_DEALS_PER_SERIES}"
-    if ladder_default is not None:
-        default += f"; {ladder_default} for a ladder, whose unit of a pairing is these deals"
     parser.add_argument(
         "--deals-per-series",
         type=_deals_per_series,
-        default=DEFAULT_DEALS_PER_SERIES if ladder_default is None else None,
+        default=None,
         metavar="N",
         help=f"most deals one match plays in one seat order, with the same bot processes "
-        f"(1 to {MAX_DEALS_PER_SERIES}; {default})",
+        f"(1 to {MAX_DEALS_PER_SERIES}; default {DEFAULT_DEALS_PER_SERIES}, or "
+        f"{DEALS_PER_UNIT} for a ladder, whose unit of a pairing is these deals)",
     )
+
+
+def deals_per_series_of(args: argparse.Namespace, *, ladder: bool = False) -> int:
+    """The ``--deals-per-series`` given, else the default of a round robin or a ladder."""
+    from .ladder import DEALS_PER_UNIT
+    from .schedule import DEFAULT_DEALS_PER_SERIES
+
+    if args.deals_per_series is not None:
+        return int(args.deals_per_series)
+    return DEALS_PER_UNIT if ladder else DEFAULT_DEALS_PER_SERIES
