@@ -130,3 +130,25 @@ def test_arena_bot_run_takes_a_bot_or_a_command_and_names_a_bad_one(tmp_path: Pa
     bad = folder(tmp_path, 'command = "node bot.js"\nextra = 1\n')
     refused = run(str(bad), "--server", "127.0.0.1:1")
     assert refused.returncode == 2 and "unknown key 'extra'" in refused.stderr
+
+
+def test_a_node_child_gets_a_heap_limit_under_the_memory_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import resource
+
+    from arboretum_sdk.stdio import child
+
+    env: dict[str, str] = {}
+    monkeypatch.setattr(resource, "getrlimit", lambda _: (512 << 20, 512 << 20))
+    child.node_heap_option(env)
+    assert env == {"NODE_OPTIONS": "--max-old-space-size=409"}
+    mine = {"NODE_OPTIONS": "--max-old-space-size=100"}
+    child.node_heap_option(mine)
+    assert mine == {"NODE_OPTIONS": "--max-old-space-size=100"}, "the author's own is kept"
+    bot = StdioBot(["node", "bot.js"], env={"ARENA_TOKEN": "secret", "PATH": "/usr/bin"})
+    assert bot._env == {"PATH": "/usr/bin", "NODE_OPTIONS": "--max-old-space-size=409"}
+    monkeypatch.setattr(resource, "getrlimit", lambda _: (resource.RLIM_INFINITY,) * 2)
+    unlimited: dict[str, str] = {}
+    child.node_heap_option(unlimited)
+    assert unlimited == {}

@@ -21,7 +21,8 @@ messages built by :mod:`arboretum_sdk.stdio.lines`).
   between decisions, calls ``on_exit`` (``arena bot run`` then exits, so that the runner that
   started it reports a crash).
 - The child gets this process's environment without the seat token (``ARENA_TOKEN``): it
-  reaches the referee only through this bridge.
+  reaches the referee only through this bridge; under a memory limit, ``NODE_OPTIONS`` gives
+  Node.js a heap limit under it (:func:`node_heap_option`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import resource
 import select
 import signal
 import subprocess
@@ -45,7 +47,14 @@ from ..errors import BotCrashed, BotLoadError, RefusedAnswer, Unanswered
 from ..info import FaultNotice, GameEnd, GameInfo, MatchEnd, MatchInfo
 from . import lines
 
-__all__ = ["GRACE_S", "MAX_BACKLOG", "STDERR_CAP", "StdioBot"]
+__all__ = [
+    "GRACE_S",
+    "MAX_BACKLOG",
+    "NODE_HEAP_SHARE",
+    "STDERR_CAP",
+    "StdioBot",
+    "node_heap_option",
+]
 
 log = logging.getLogger("arboretum_sdk.stdio")
 
@@ -59,6 +68,8 @@ MAX_BACKLOG = 8 * 1024 * 1024
 EXIT_GRACE_S = 5.0
 """How long the child has to exit once its stdin is closed at the match's end."""
 TOKEN_ENV = "ARENA_TOKEN"
+NODE_HEAP_SHARE = 0.8
+"""The share of the memory limit a Node.js child's heap may take (:func:`node_heap_option`)."""
 _READ = 65536
 _PENDING, _ANSWERED, _OVER = "pending", "answered", "over"
 _KEEP_IDS = 64
@@ -96,6 +107,7 @@ class StdioBot(Bot):
             self.name = name
         base = dict(os.environ if env is None else env)
         base.pop(TOKEN_ENV, None)
+        node_heap_option(base)
         self._env = base
         self.stderr_cap = stderr_cap
         self.on_exit = on_exit
@@ -490,6 +502,17 @@ class StdioBot(Bot):
 
     def __repr__(self) -> str:
         return f"<StdioBot {self.command!r}>"
+
+
+def node_heap_option(env: dict[str, str]) -> None:
+    """Under a memory limit (``RLIMIT_DATA``, as in the league's sandbox), give a Node.js child
+    a heap limit of :data:`NODE_HEAP_SHARE` of it (``NODE_OPTIONS=--max-old-space-size=MiB``),
+    so that a bot that grows too big stops with Node's own "JavaScript heap out of memory"
+    rather than a failed allocation deep inside it. Left alone when ``NODE_OPTIONS`` is set."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_DATA)
+    if soft == resource.RLIM_INFINITY or soft <= 0 or "NODE_OPTIONS" in env:
+        return
+    env["NODE_OPTIONS"] = f"--max-old-space-size={max(16, int(soft * NODE_HEAP_SHARE) >> 20)}"
 
 
 def _exit_reason(code: int | None) -> str:
