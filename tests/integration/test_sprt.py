@@ -11,6 +11,7 @@ import time
 
 import pytest
 from rq import Worker
+from rq.registry import StartedJobRegistry
 
 from arboretum_worker import registry
 from arboretum_worker.league import builtin_bot_files, sandbox_check
@@ -65,9 +66,11 @@ def test_a_worker_killed_mid_batch_loses_nothing_and_counts_nothing_twice(
     r = arena.r
     _submit(arena, "greedy")
     _submit(arena, "random")
+    # One worker until the kill, and the rescuer only once the killed batch has been given up:
+    # then no other worker can play the rest of the test (and reach its verdict) before the
+    # killed batch's retry is queued, however fast the other batches are.
     victim = arena.start_worker()
-    arena.start_worker()
-    arena.wait_workers(2)
+    arena.wait_workers(1)
     victim_name = f"test-worker-0-{os.getpid()}"
     started = arena.run(
         "sprt", "greedy", "random", "--league", "--elo1", "50", "--batch", "3", "--window", "2",
@@ -102,10 +105,22 @@ def test_a_worker_killed_mid_batch_loses_nothing_and_counts_nothing_twice(
                     os.kill(held, signal.SIGCONT)  # it had just finished: try the next one
             time.sleep(0.05)
 
+    def rescue(batch: int) -> None:
+        """Once the killed batch's execution has expired (no heartbeat came), start a worker:
+        its maintenance gives the batch up as abandoned and retries it."""
+        job_id = f"{sprt.JOB_PREFIX}{test_id}-{batch}"
+        started = StartedJobRegistry(name="arena", connection=r)
+        deadline = time.monotonic() + 120
+        while job_id not in started.get_expired_job_ids():
+            assert time.monotonic() < deadline, f"{job_id} never expired"
+            time.sleep(0.2)
+        arena.start_worker()
+
     killed_batch, held = catch(victim_name, victim.pid)
     if horse == "killed":
         kill_tree(victim.pid)
         victim.wait(10)
+        rescue(killed_batch)
     else:
         # A stopped process whose process group becomes orphaned gets SIGHUP (and dies), so
         # the horse runs on while its worker is killed, and is held again once it is dead.
@@ -123,6 +138,7 @@ def test_a_worker_killed_mid_batch_loses_nothing_and_counts_nothing_twice(
             killed_batch, held = catch(victim_name, victim.pid)
         else:
             raise AssertionError("could not hold a work horse in the middle of a batch")
+        rescue(killed_batch)
         victim_log = arena.tmp / f"worker{arena.workers.index(victim)}.log"
         deadline = time.monotonic() + 90
         while not r.hexists(batches, str(killed_batch)):  # recorded by the retry

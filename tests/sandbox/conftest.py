@@ -57,7 +57,10 @@ class ForkOnlyRunner(BwrapRunner):
     """The bwrap runner that starts every bot through the fork server, never the plain way."""
 
     def _spawn(self, spec: LaunchSpec) -> SandboxedBot:
-        assert self._forkable(spec), f"the fork server cannot start {spec.argv}"
+        server = self.fork_server
+        assert server is not None and self._forkable(spec, server), (
+            f"the fork server cannot start {spec.argv}"
+        )
         bot = super()._spawn(spec)
         assert isinstance(bot._proc, ForkedProcess), "started as a plain sandbox"
         return bot

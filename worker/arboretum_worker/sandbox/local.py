@@ -252,9 +252,12 @@ class BwrapRunner(SandboxRunner):
         if slot is not None and spec.socket_host is not None:
             # the slot uid must be allowed to connect(); the match dir itself stays private
             os.chmod(spec.socket_host, 0o666)
-        if self._forkable(spec):
+        # One read of the server: the bots of a match start in threads, and one that finds the
+        # server gone drops it for all while another may be between its checks.
+        server = self.fork_server
+        if server is not None and self._forkable(spec, server):
             try:
-                return self._spawn_forked(spec, slot)
+                return self._spawn_forked(server, spec, slot)
             except SandboxError as exc:  # the server is gone: a plain start still works
                 log.warning("bot fork server: %s; starting %s as a plain sandbox", exc, spec.name)
                 self.fork_server = None
@@ -295,27 +298,26 @@ class BwrapRunner(SandboxRunner):
             )
         return bot
 
-    def _forkable(self, spec: LaunchSpec) -> bool:
-        """Whether the fork server can start this bot: it runs Python's own arguments, and it
-        sees the bot's files and the socket."""
-        server = self.fork_server
+    def _forkable(self, spec: LaunchSpec, server: ForkServer) -> bool:
+        """Whether ``server`` can start this bot: it runs Python's own arguments, and the
+        server sees the bot's files and the socket."""
         return (
-            server is not None
-            and runs_as_python(spec.argv[1:])
+            runs_as_python(spec.argv[1:])
             and (spec.bot_host is None or server.sees(spec.bot_host))
             and (spec.socket_host is None or server.sees(spec.socket_host))
         )
 
-    def _spawn_forked(self, spec: LaunchSpec, slot: UidSlot | None) -> SandboxedBot:
+    def _spawn_forked(
+        self, server: ForkServer, spec: LaunchSpec, slot: UidSlot | None
+    ) -> SandboxedBot:
         """The bot in a sandbox forked by the fork server (:mod:`.forkserver`): the same root
         plan, uid, rlimits and environment as bwrap's, in an interpreter already started."""
-        assert self.fork_server is not None
         plan = _plan(spec, self.limits)
         uid = slot.uid if slot else None
         request = bot_request(spec.argv[1:], spec.env, plan.to_json(), uid, self.limits.rlimits())
         read_fd, write_fd = os.pipe()
         try:
-            proc, init, pidns = self.fork_server.spawn(request, write_fd)
+            proc, init, pidns = server.spawn(request, write_fd)
         except BaseException:
             os.close(read_fd)
             raise
