@@ -67,6 +67,9 @@ MAX_BACKLOG = 8 * 1024 * 1024
 """Bytes waiting for a child that does not read its stdin before it counts as crashed."""
 EXIT_GRACE_S = 5.0
 """How long the child has to exit once its stdin is closed at the match's end."""
+STDERR_DRAIN_S = 2.0
+"""How long an exited child's stderr is read on before its exit is reported (a process it left
+behind may hold the pipe open)."""
 TOKEN_ENV = "ARENA_TOKEN"
 NODE_HEAP_SHARE = 0.8
 """The share of the memory limit a Node.js child's heap may take (:func:`node_heap_option`)."""
@@ -220,6 +223,11 @@ class StdioBot(Bot):
             return  # the match is over, or the pending decision reads the end itself
         reason = _exit_reason(code)
         self._crash = reason
+        # What the child wrote to stderr before it exited is copied before anything reports the
+        # exit (``on_exit`` may end this process): its last words are often the reason.
+        for thread in self._threads:
+            if thread.name == "arena-stdio-stderr":
+                thread.join(STDERR_DRAIN_S)
         log.error("%s", reason)
         if self.on_exit is not None:
             self.on_exit(reason)
