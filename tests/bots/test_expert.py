@@ -137,9 +137,9 @@ def test_it_keeps_the_cards_that_extend_its_row(views: dict[str, list]) -> None:
         hand_sizes=tuple(len(hand) if s == view.seat else n for s, n in enumerate(view.hand_sizes)),
         known_cards=tuple(() for _ in view.known_cards),
         discard_piles=tuple(() for _ in view.discard_piles),
-        deck_size=20,  # not an endgame: the heuristic alone decides
+        deck_size=20,
     )
-    decision = ExpertBot(compute="fixed").choose(view)
+    decision = ExpertBot(compute="fixed", endgame_deck=0).choose(view)  # the heuristic alone
     assert isinstance(decision, Play)
     assert decision.discard not in (Card(oak, 5), Card(oak, 6)), decision
     if decision.card.species is oak:

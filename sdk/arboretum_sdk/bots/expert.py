@@ -16,7 +16,8 @@ the points of the best path, exact for every placement by
 - **Wider play search.** Every (card, cell) is rated with the card gone from the hand; the best
   ``placements`` (10) are tried with every discard, each valued with the discard gone too and its
   potential, minus half of what the discard would be worth to the next player.
-- **Sampled endgames.** Once the deck holds ``endgame_deck`` cards or fewer, the best ``keep``
+- **Sampled endgames.** Once the deck holds ``endgame_deck`` cards or fewer (20: the second half
+  of a 2-player game), the best ``keep``
   candidates (12) are also valued on ``simulations`` determinizations of the hidden cards
   (``view.determinize``; the same deals for every candidate): each candidate is pushed
   (``GameState.push``) and the position scored as if the game ended now
@@ -85,7 +86,7 @@ class ExpertBot(Bot):
         potential: float = 0.75,
         horizon: float = 1.5,
         deny: float = 0.5,
-        endgame_deck: int = 8,
+        endgame_deck: int = 20,
         mix: float = 0.5,
     ) -> None:
         self.seed = seed
