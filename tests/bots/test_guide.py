@@ -141,6 +141,8 @@ EXPECTED = {
     "arena bot list": ["random", "greedy", "search", "lookahead", "expert"],
     "arena play mybot.py greedy": ["10 games (5 deals x 2 seat rotations), seed 1", "mybot"],
     "arena play searchbot.py": ["searchbot", "mybot"],
+    "arena play mybot.py expert": ["expert", "mybot"],
+    "ARENA_COMPUTE=fixed arena play mybot.py lookahead": ["lookahead", "mybot"],
     "arena replay verify": ["ok "],
     "arena replay show": ["seat 0"],
     "arena bot submit": ["bot mybot: version"],
