@@ -59,7 +59,14 @@ from arboretum_sdk import Bot
 from arboretum_sdk.bot import Compute
 
 from .compute import Allowance, allowance
-from .lookahead import _seen_by, card_value, defence_value, position_value, view_cells
+from .lookahead import (
+    card_value,
+    defence_value,
+    position_value,
+    ranked_placements,
+    seen_by,
+    view_cells,
+)
 from .paths import OpponentModel, PathTable, right_chances
 
 __all__ = ["ExpertBot"]
@@ -242,17 +249,8 @@ class ExpertBot(Bot):
         table = PathTable(view_cells(view, view.seat), species)
         hand = sorted(c.id for c in view.hand)
         others = {o: PathTable(view_cells(view, o), species) for o in model.seats}
-        placements: list[tuple[float, int, int]] = []
-        for card in hand:
-            if placements and allow.over():  # out of time: the cards rated so far
-                break
-            rest = [c for c in hand if c != card]
-            chances = right_chances(rest, model)
-            base = position_value(table, chances) - defence_value(rest, model, others)
-            for cell in table.free:
-                gain = sum(chances[s] * g for s, g in table.gains(cell, card))
-                placements.append((base + gain, card, cell))
-        placements.sort(key=lambda t: -t[0])
+        # Out of time: the cards rated so far.
+        placements = ranked_placements(table, hand, model, others, allow.over)
         if not view.discard_required:
             return (
                 [Play(ALL_CARDS[c], unpack(p), None) for _, c, p in placements],
@@ -260,7 +258,7 @@ class ExpertBot(Bot):
             )
         nxt = (view.seat + 1) % view.players
         next_table = others.get(nxt) or PathTable(view_cells(view, nxt), species)
-        next_model = OpponentModel(_seen_by(view, nxt))
+        next_model = OpponentModel(seen_by(view, nxt))
         next_known = [c.id for c in view.known_cards[nxt]]
         next_base = position_value(next_table, right_chances(next_known, next_model))
         turns = self._turns(view)

@@ -26,7 +26,7 @@ public SDK only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from arboretum import ALL_CARDS, DECK, Decision, DecisionKind, Draw, Play, SeatView
@@ -125,21 +125,13 @@ class LookaheadBot(Bot):
         table = PathTable(view_cells(view, view.seat), species)
         hand = sorted(c.id for c in view.hand)
         others = {o: PathTable(view_cells(view, o), species) for o in model.seats}
-        placements: list[tuple[float, int, int]] = []
-        for card in hand:
-            rest = [c for c in hand if c != card]
-            chances = right_chances(rest, model)
-            base = position_value(table, chances) - defence_value(rest, model, others)
-            for cell in table.free:
-                gain = sum(chances[s] * g for s, g in table.gains(cell, card))
-                placements.append((base + gain, card, cell))
-        placements.sort(key=lambda t: -t[0])
+        placements = ranked_placements(table, hand, model, others)
         if not view.discard_required:
             _, card, cell = placements[0]
             return Play(ALL_CARDS[card], unpack(cell), None)
         nxt = (view.seat + 1) % view.players
         next_table = others.get(nxt) or PathTable(view_cells(view, nxt), species)
-        next_model = OpponentModel(_seen_by(view, nxt))
+        next_model = OpponentModel(seen_by(view, nxt))
         next_hand_known = [c.id for c in view.known_cards[nxt]]
         deny: dict[int, float] = {}
         best: tuple[float, int, int, int] | None = None
@@ -169,7 +161,32 @@ class LookaheadBot(Bot):
         return Play(ALL_CARDS[card], unpack(cell), ALL_CARDS[discard])
 
 
-def _seen_by(view: SeatView, seat: int) -> SeatView:
+def ranked_placements(
+    table: PathTable,
+    hand: Sequence[int],
+    model: OpponentModel,
+    others: dict[int, PathTable],
+    over: Callable[[], bool] | None = None,
+) -> list[tuple[float, int, int]]:
+    """Every placement (value, card id, packed cell) of a card of ``hand`` in ``table``, best
+    first: the exact gain of the card on its paths, the rest of the hand valued by the right to
+    score and what it gives the opponents. ``over``: asked before each card after the first, true
+    to stop with the cards rated so far."""
+    placements: list[tuple[float, int, int]] = []
+    for card in hand:
+        if placements and over is not None and over():
+            break
+        rest = [c for c in hand if c != card]
+        chances = right_chances(rest, model)
+        base = position_value(table, chances) - defence_value(rest, model, others)
+        for cell in table.free:
+            gain = sum(chances[s] * g for s, g in table.gains(cell, card))
+            placements.append((base + gain, card, cell))
+    placements.sort(key=lambda t: -t[0])
+    return placements
+
+
+def seen_by(view: SeatView, seat: int) -> SeatView:
     """The public part of ``view`` as if ``seat`` were looking (its hand: the cards known to be in
     it): enough to model what ``seat`` thinks of its opponents' hands."""
     return replace(view, seat=seat, hand=view.known_cards[seat])
