@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from arboretum import ALL_CARDS, DECK, Decision, DecisionKind, Draw, Play, SeatView
 from arboretum.grid import unpack
@@ -61,6 +61,7 @@ from arboretum_sdk.bot import Compute
 from .compute import Allowance, allowance
 from .lookahead import (
     card_value,
+    card_values,
     defence_value,
     position_value,
     ranked_placements,
@@ -214,17 +215,7 @@ class ExpertBot(Bot):
     def _draw_candidates(
         self, view: SeatView, sources: Sequence[int], allow: Allowance
     ) -> tuple[list[Decision], list[float]]:
-        species = [s.index for s in view.species]
-        model = OpponentModel(view)
-        table = PathTable(view_cells(view, view.seat), species)
-        hand = [c.id for c in view.hand]
-        others = {o: PathTable(view_cells(view, o), species) for o in model.seats}
-        base = position_value(table, right_chances(hand, model)) - defence_value(
-            hand, model, others
-        )
-        value_of: Callable[[int], float] = lambda c: card_value(  # noqa: E731
-            table, hand, c, model, base, others
-        )
+        value_of, model = card_values(view)
         cands: list[Decision] = []
         values: list[float] = []
         for source in sources:

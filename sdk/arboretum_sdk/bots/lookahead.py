@@ -94,27 +94,14 @@ class LookaheadBot(Bot):
         return self._draw(view, legal.sources)
 
     def _draw(self, view: SeatView, sources: Sequence[int]) -> Draw:
-        species = [s.index for s in view.species]
-        model = OpponentModel(view)
-        table = PathTable(view_cells(view, view.seat), species)
-        hand = [c.id for c in view.hand]
-        others = {o: PathTable(view_cells(view, o), species) for o in model.seats}
-        base = position_value(table, right_chances(hand, model)) - defence_value(
-            hand, model, others
-        )
+        value_of, model = card_values(view)
         best_source, best_value = sources[0], float("-inf")
         for source in sources:
             if source == DECK:
                 unseen = model.unseen_ids
-                value = (
-                    sum(card_value(table, hand, c, model, base, others) for c in unseen)
-                    / len(unseen)
-                    if unseen
-                    else 0.0
-                )
+                value = sum(value_of(c) for c in unseen) / len(unseen) if unseen else 0.0
             else:
-                top = view.discard_piles[source][-1].id
-                value = card_value(table, hand, top, model, base, others)
+                value = value_of(view.discard_piles[source][-1].id)
             if value > best_value + 1e-9:
                 best_source, best_value = source, value
         return Draw(best_source)
@@ -159,6 +146,22 @@ class LookaheadBot(Bot):
         assert best is not None
         _, card, cell, discard = best
         return Play(ALL_CARDS[card], unpack(cell), ALL_CARDS[discard])
+
+
+def card_values(view: SeatView) -> tuple[Callable[[int], float], OpponentModel]:
+    """What drawing each card (an id) is worth to the seat of ``view`` before its play
+    (:func:`card_value` against the position as it is), and the model of the opponents' hands."""
+    species = [s.index for s in view.species]
+    model = OpponentModel(view)
+    table = PathTable(view_cells(view, view.seat), species)
+    hand = [c.id for c in view.hand]
+    others = {o: PathTable(view_cells(view, o), species) for o in model.seats}
+    base = position_value(table, right_chances(hand, model)) - defence_value(hand, model, others)
+
+    def value_of(card: int) -> float:
+        return card_value(table, hand, card, model, base, others)
+
+    return value_of, model
 
 
 def ranked_placements(

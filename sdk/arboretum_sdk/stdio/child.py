@@ -129,6 +129,7 @@ class StdioBot(Bot):
         self._crash: str | None = None
         self._asked: dict[int, str] = {}
         self._threads: list[threading.Thread] = []
+        self._stderr_copier: threading.Thread | None = None
         self.lines_read = 0
 
     # ------------------------------------------------------------------ the child
@@ -170,6 +171,7 @@ class StdioBot(Bot):
             thread = threading.Thread(target=target, name=f"arena-stdio-{what}", daemon=True)
             thread.start()
             self._threads.append(thread)
+        self._stderr_copier = self._threads[0]
         log.info("started the bot's command %r (pid %d)", self.command, proc.pid)
         self._send(lines.encode(lines.hello_message()))
 
@@ -225,9 +227,8 @@ class StdioBot(Bot):
         self._crash = reason
         # What the child wrote to stderr before it exited is copied before anything reports the
         # exit (``on_exit`` may end this process): its last words are often the reason.
-        for thread in self._threads:
-            if thread.name == "arena-stdio-stderr":
-                thread.join(STDERR_DRAIN_S)
+        if self._stderr_copier is not None:
+            self._stderr_copier.join(STDERR_DRAIN_S)
         log.error("%s", reason)
         if self.on_exit is not None:
             self.on_exit(reason)
