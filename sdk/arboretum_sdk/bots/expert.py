@@ -24,7 +24,10 @@ the points of the best path, exact for every placement by
   (``arboretum.scoring.final_totals``: exact for the sampled hands, the 8/1 rule included). The
   choice is the best mean of the heuristic value and the sampled one (``mix`` 0.5): near the end
   the exact scoring of sampled hands corrects the normal model where it is wrong (a few large
-  cards, the 1 and the 8 of a species).
+  cards, the 1 and the 8 of a species). Optionally (``playout_deck``, off by default), from that
+  many deck cards down each determinization is first played on to the end of the game by the
+  cheap policy of :class:`~arboretum_sdk.bots.planning.TurnPlanner` (each seat's best immediate
+  placement with the sampled hands, and a discard).
 - **Draw.** A discard pile's top card is worth the value it adds to the position (hand strength
   and its best placement); the deck is worth the mean of that over the cards it may hold; in the
   endgame the sources are sampled as above.
@@ -69,6 +72,7 @@ from .lookahead import (
     view_cells,
 )
 from .paths import OpponentModel, PathTable, right_chances
+from .planning import TurnPlanner
 
 __all__ = ["ExpertBot"]
 
@@ -96,6 +100,7 @@ class ExpertBot(Bot):
         deny: float = 0.5,
         endgame_deck: int = 20,
         mix: float = 0.5,
+        playout_deck: int = 0,
     ) -> None:
         self.seed = seed
         self.compute_mode: Compute | None = compute
@@ -112,6 +117,10 @@ class ExpertBot(Bot):
         self.deny = deny
         self.endgame_deck = endgame_deck
         self.mix = mix
+        self.playout_deck = playout_deck
+        """From this many deck cards down (0: never), each determinization is played on to the end
+        of the game by :class:`~arboretum_sdk.bots.planning.TurnPlanner`'s policy before it is
+        scored."""
         self.last_elapsed = 0.0
         """Seconds the last decision took (time.perf_counter), by the bot's own measurement."""
         self.last_rounds = 0
@@ -154,6 +163,7 @@ class ExpertBot(Bot):
         determinizations, as if the game ended after it; None if no round finished."""
         seat = view.seat
         rng = self._rng(view)
+        planner = TurnPlanner(view, replies=-1) if view.deck_size <= self.playout_deck else None
         sums = [0.0] * len(cands)
         rounds = 0
         while rounds < allow.simulations:
@@ -162,6 +172,9 @@ class ExpertBot(Bot):
             for decision in cands:
                 if allow.over():
                     break
+                if planner is not None:  # played on to the end of the game
+                    values.append(planner.margin(det, decision))
+                    continue
                 sim = det.copy()
                 sim.push(decision)
                 totals = final_totals(sim)
