@@ -14,7 +14,18 @@ import random
 
 import pytest
 
-from arboretum import Arboretum, Card, Cell, Play, Species, derive_game_seed
+from arboretum import (
+    DECK,
+    Arboretum,
+    Card,
+    Cell,
+    DecisionKind,
+    Draw,
+    Play,
+    SeatView,
+    Species,
+    derive_game_seed,
+)
 from arboretum_sdk import Clock
 from arboretum_sdk.bots.expert import ExpertBot
 from arboretum_sdk.loader import builtin_bots, load_bot
@@ -144,3 +155,61 @@ def test_it_keeps_the_cards_that_extend_its_row(views: dict[str, list]) -> None:
     assert decision.discard not in (Card(oak, 5), Card(oak, 6)), decision
     if decision.card.species is oak:
         assert decision.cell == Cell(3, 0), decision
+
+
+def second_draw_with_deck(deck: int) -> SeatView:
+    """A real 2-player second draw with ``deck`` cards left and a card on some pile."""
+    from .support import positions
+
+    for seed in range(300):
+        for view in positions(seed, 2):
+            if (
+                view.kind is DecisionKind.SECOND_DRAW
+                and view.deck_size == deck
+                and any(view.discard_piles)
+            ):
+                return view
+    raise AssertionError(f"no second draw with {deck} deck cards found")
+
+
+def test_it_keeps_the_last_turn_for_itself() -> None:
+    """With 3 deck cards at its second draw, the deck leaves 2 (the opponent takes both and ends
+    the game with one turn more than this seat), a pile leaves 3 (the opponent takes 2, this seat
+    the last): valuing the last turn highly, it takes a pile."""
+    view = second_draw_with_deck(3)
+    pile = next(s for s, p in enumerate(view.discard_piles) if p)
+    bot = ExpertBot(compute="fixed", simulations=4, tempo=100.0)
+    assert bot._tempo(view, DECK) == -100.0
+    assert bot._tempo(view, pile) == 0.0
+    decision = bot.choose(view)
+    assert isinstance(decision, Draw) and decision.source != DECK, decision
+    # Far from the end (more than tempo_deck cards left after the turn) it plays no part.
+    assert ExpertBot(tempo=100.0, tempo_deck=1)._tempo(view, DECK) == 0.0
+
+
+def test_first_draw_counts_the_best_second_draw() -> None:
+    """At a first draw with 4 deck cards: the deck then the deck leaves 2 (bad), the deck then a
+    pile 3 (good), so the deck is not penalised; with 2, a pile leaves 1 or 2 whatever the second
+    draw (the opponent ends the game), the deck lets the second draw end it; with 1 card left the
+    deck ends the game on this turn, and a pile leaves it to the opponent unless the second draw
+    takes it."""
+    from .support import positions
+
+    found = {}
+    for seed in range(300):
+        for view in positions(seed, 2):
+            first = view.kind is DecisionKind.FIRST_DRAW
+            if first and view.deck_size in (1, 2, 4) and any(view.discard_piles):
+                found.setdefault(view.deck_size, view)
+        if len(found) == 3:
+            break
+    bot = ExpertBot()  # tempo 2 by default
+    pile = next(s for s, p in enumerate(found[4].discard_piles) if p)
+    assert bot._tempo(found[4], DECK) == 0.0  # then a pile: 3 left, the last turn is ours
+    assert bot._tempo(found[4], pile) == 0.0  # then the deck: 3 left
+    assert bot._tempo(found[1], DECK) == 0.0  # the game ends on this turn
+    pile = next(s for s, p in enumerate(found[1].discard_piles) if p)
+    assert bot._tempo(found[1], pile) == 0.0  # the second draw may still take the deck
+    pile = next(s for s, p in enumerate(found[2].discard_piles) if p)
+    assert bot._tempo(found[2], pile) == -2.0
+    assert bot._tempo(found[2], DECK) == 0.0

@@ -31,6 +31,13 @@ the points of the best path, exact for every placement by
 - **Draw.** A discard pile's top card is worth the value it adds to the position (hand strength
   and its best placement); the deck is worth the mean of that over the cards it may hold; in the
   endgame the sources are sampled as above.
+- **The last turn** (2 players). Whoever draws the last deck card ends the game after that turn,
+  and the other seat moves no more. With ``tempo_deck`` (4) deck cards or fewer left after this
+  turn, a draw that leaves a deck the opponent would finish if every later draw were from the
+  deck (1 or 2 cards: its next turn ends the game; 3 or 4: this seat's next one does), so that it
+  has one turn more than this seat, costs ``tempo`` (2) points; at the first draw the better of
+  the second draw's choices counts.
+  So near the end the bot takes a pile's card to keep the last turn, or the deck to end the game.
 
 Measured against the other built-ins (2 players, fixed compute, duplicate deals): see
 docs/benchmarks.md, "Bots: the ladder".
@@ -101,6 +108,8 @@ class ExpertBot(Bot):
         endgame_deck: int = 20,
         mix: float = 0.5,
         playout_deck: int = 0,
+        tempo: float = 2.0,
+        tempo_deck: int = 4,
     ) -> None:
         self.seed = seed
         self.compute_mode: Compute | None = compute
@@ -121,6 +130,8 @@ class ExpertBot(Bot):
         """From this many deck cards down (0: never), each determinization is played on to the end
         of the game by :class:`~arboretum_sdk.bots.planning.TurnPlanner`'s policy before it is
         scored."""
+        self.tempo = tempo
+        self.tempo_deck = tempo_deck
         self.last_elapsed = 0.0
         """Seconds the last decision took (time.perf_counter), by the bot's own measurement."""
         self.last_rounds = 0
@@ -140,6 +151,9 @@ class ExpertBot(Bot):
                 cands, values = self._play_candidates(view, allow)
             else:
                 cands, values = self._draw_candidates(view, legal.sources, allow)
+                if self.tempo and view.players == 2:
+                    bonus = [self._tempo(view, d.source) for d in cands if isinstance(d, Draw)]
+                    values = [v + b for v, b in zip(values, bonus, strict=True)]
             order = sorted(range(len(cands)), key=lambda i: (-values[i], i))[: self.keep]
             if len(order) == 1 or view.deck_size > self.endgame_deck or allow.over():
                 return cands[order[0]]
@@ -148,6 +162,11 @@ class ExpertBot(Bot):
             if sampled is None:
                 return kept[0]
             mix = self.mix
+            if self.tempo and view.players == 2 and view.kind is not DecisionKind.PLAY:
+                sampled = [
+                    v + self._tempo(view, d.source) if isinstance(d, Draw) else v
+                    for v, d in zip(sampled, kept, strict=True)
+                ]
             best = max(
                 range(len(kept)),
                 key=lambda k: ((1 - mix) * values[order[k]] + mix * sampled[k], -k),
@@ -224,6 +243,25 @@ class ExpertBot(Bot):
     def _turns(self, view: SeatView) -> float:
         """Turns of potential: ``horizon`` x the turns this seat has left."""
         return view.deck_size / (2 * view.players) * self.horizon
+
+    def _tempo(self, view: SeatView, source: int) -> float:
+        """-``tempo`` when drawing from ``source`` leaves the opponent the last turn (2 players:
+        the deck left after this turn, ``tempo_deck`` cards at most, each later draw from the
+        deck): the opponent gets one turn more than this seat. On the first draw, the better of
+        the second draw's choices."""
+        after = view.deck_size - 1 if source == DECK else view.deck_size
+
+        def value(left: int) -> float:
+            if left <= 0 or left > self.tempo_deck:
+                return 0.0
+            return -self.tempo if ((left + 1) // 2) % 2 else 0.0
+
+        if view.kind is DecisionKind.SECOND_DRAW or after == 0:
+            return value(after)
+        options = [value(after - 1)]
+        if any(view.discard_piles):
+            options.append(value(after))
+        return max(options)
 
     def _draw_candidates(
         self, view: SeatView, sources: Sequence[int], allow: Allowance
