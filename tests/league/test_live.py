@@ -1,11 +1,14 @@
 """Live games: a match played by the worker's own code (private referee, real bot processes)
-publishes its events to Redis as they happen, and they hold exactly the public replay's steps,
-final hands and scoring: no deck card, no hand, no seed, no fault detail."""
+publishes its events to Redis once someone watches it, and they hold exactly the public replay's
+steps, final hands and scoring: no deck card, no hand, no seed, no fault detail. A match nobody
+watches writes nothing; one first watched in the middle writes all of it, from its start."""
 
 from __future__ import annotations
 
 import json
 import tempfile
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +39,46 @@ class Sleepy(Bot):
 '''
 
 
+SAYS_WHEN_SLEEPING = b'''
+import time
+
+from arboretum_sdk import Bot
+
+
+class Slow(Bot):
+    """Answers at once, except its third decision of the first game: it says so, then sleeps."""
+
+    def on_game_start(self, info):
+        self.count = 0
+        self.games_seen = getattr(self, "games_seen", 0) + 1
+
+    def choose(self, view):
+        self.count += 1
+        if self.games_seen == 1 and self.count == 3:
+            print("sleeping", flush=True)
+            time.sleep(1.0)
+        return view.legal_decisions()[0]
+'''
+
+
 def _play(
-    r: redis.Redis, match_id: str, bots: list[tuple[str, bool]], *, games: int, forfeit_at: int = 3
+    r: redis.Redis,
+    match_id: str,
+    bots: list[tuple[str, bool]],
+    *,
+    games: int,
+    forfeit_at: int = 3,
+    watched: bool | None = True,
+    on_start: Any = None,
 ) -> Any:
     """Play a match as the league's job does, with the publisher; ``bots``: (path or built-in
-    name, built-in?)."""
+    name, built-in?). ``watched``: marked as watched before it starts (as the web marks a match
+    it relays; None: Redis is left alone). ``on_start(seat, log path)``: called as each seat's bot
+    is started."""
+    if watched is not None:
+        r.delete(live.live_key(match_id), live.watched_key(match_id))
+    if watched:
+        live.mark_watched(r, match_id)
     runner = make_runner("auto")
     plan = MatchPlan(
         match_id=match_id,
@@ -55,6 +93,8 @@ def _play(
 
     def start_bot(seat: int, _plan: SeatPlan, socket_path: Path, token: str, log: Path) -> Any:
         bot, builtin = bots[seat]
+        if on_start is not None:
+            on_start(seat, log)
         return runner.start(
             bot, socket_path=socket_path, token=token, log_path=log, builtin=builtin,
             name=f"live-test-{seat}",
@@ -69,6 +109,51 @@ def _play(
             output_cap=10_000,
             live=live.LivePublisher(r, match_id),
         )
+
+
+def test_a_match_nobody_watches_writes_nothing(r: redis.Redis) -> None:
+    outcome = _play(
+        r, "live-unwatched", [("random", True), ("greedy", True)], games=2, watched=False
+    )
+    assert outcome.status == "finished" and len(outcome.replays) == 2
+    assert not r.exists(live.live_key("live-unwatched"))
+
+
+def test_a_match_first_watched_in_its_middle_is_written_from_its_start(
+    r: redis.Redis, tmp_path: Path
+) -> None:
+    """The mark comes while a bot sleeps in the first game's third decision (its log says so):
+    the stream then holds the whole match, the events before the mark included."""
+    if not make_runner("auto").isolating:
+        pytest.skip("a submitted bot needs a sandbox (bwrap or user namespaces) on this machine")
+    bot = tmp_path / "slow.py"
+    bot.write_bytes(SAYS_WHEN_SLEEPING)
+    marked: list[float] = []
+
+    def mark_when_sleeping(log: Path) -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if log.exists() and b"sleeping" in log.read_bytes():
+                marked.append(time.time())
+                live.mark_watched(r, "live-late")
+                return
+            time.sleep(0.01)
+
+    def on_start(seat: int, log: Path) -> None:
+        if seat == 0:
+            threading.Thread(target=mark_when_sleeping, args=(log,), daemon=True).start()
+
+    outcome = _play(
+        r, "live-late", [(str(bot), False), ("random", True)], games=2, watched=False,
+        on_start=on_start,
+    )  # fmt: skip
+    assert outcome.status == "finished" and marked
+    events = _events(r, "live-late")
+    _check_against_replays(events, outcome, 2)
+    # nothing was written before the mark (a stream entry's id is its time in ms), though the
+    # match had started, its first game and two of its steps played
+    first_ms = int(r.xrange(live.live_key("live-late"), count=1)[0][0].split(b"-")[0])
+    assert first_ms >= int(marked[0] * 1000) - 1
 
 
 def _events(r: redis.Redis, match_id: str) -> list[dict[str, Any]]:
@@ -163,5 +248,7 @@ def test_a_forfeit_is_published_as_the_replay_records_it(
 def test_publishing_stops_without_harm_when_redis_is_gone(tmp_path: Path) -> None:
     """A publisher whose Redis does not answer: the match plays on and finishes."""
     gone = redis.Redis(host="127.0.0.1", port=9, socket_connect_timeout=0.2)
-    outcome = _play(gone, "live-no-redis", [("random", True), ("random", True)], games=1)
+    outcome = _play(
+        gone, "live-no-redis", [("random", True), ("random", True)], games=1, watched=None
+    )
     assert outcome.status == "finished" and len(outcome.replays) == 1

@@ -1,9 +1,11 @@
 """Live games in the browser: the events a running league match publishes
 (:mod:`arboretum_worker.live`), relayed to every viewer as server-sent events.
 
-One :class:`LiveFeed` per match being watched in this process: a thread reads the match's Redis
-stream (a blocking ``XREAD``) and hands the entries to the event loop, where each event is
-formatted once and shared by every viewer, so a game watched by hundreds costs Redis one reader.
+One :class:`LiveFeed` per match being watched in this process: a thread marks the match as
+watched (the worker writes a match's stream only then, from its start; the mark is renewed while
+the feed runs), reads the match's Redis stream (a blocking ``XREAD``) and hands the entries to
+the event loop, where each event is formatted once and shared by every viewer, so a game watched
+by hundreds costs Redis one reader.
 A feed forgets a stale attempt (a retried match starts over: viewers get a ``reset``), holds back
 the steps of the last ``delay`` turns of the game in progress (as broadcasts do; a game's end
 releases them), and ends (``over``, with the match's status) once the match is finished, failed
@@ -33,7 +35,7 @@ from typing import Any
 import redis
 
 from arboretum_worker import store
-from arboretum_worker.live import live_key
+from arboretum_worker.live import WATCHED_TTL_S, live_key, mark_watched
 
 __all__ = ["HEARTBEAT_S", "LiveFeed", "LiveHub", "released_count"]
 
@@ -44,6 +46,9 @@ HEARTBEAT_S = 15.0
 IDLE_S = 5.0
 """A feed without viewers stops after this long."""
 _BLOCK_MS = 1000
+_MARK_EVERY_S = WATCHED_TTL_S / 3
+"""How often a running feed renews its match's watched mark (the worker writes a match only
+while it is marked; :mod:`arboretum_worker.live`)."""
 _STATUS_EVERY_S = 1.0
 _REPLAYS_WAIT_S = 10.0
 _OVER = {store.MatchStatus.FINISHED, store.MatchStatus.FAILED, store.MatchStatus.CANCELLED}
@@ -191,8 +196,12 @@ class LiveFeed:
         last = "0-0"
         checked = 0.0
         since_over = time.monotonic()
+        marked = -_MARK_EVERY_S
         while not self._stop.is_set():
             try:
+                if time.monotonic() - marked >= _MARK_EVERY_S:
+                    mark_watched(r, self.match_id)
+                    marked = time.monotonic()
                 got = r.xread({key: last}, count=500, block=_BLOCK_MS)
                 if got:
                     entries = got[0][1]

@@ -20,15 +20,25 @@ The events hold only what the match's public replay shows, in its format (docs/r
 
 Never a hand, a deck card, a seed, a clock or a fault's detail. Publishing never blocks the
 match: the referee only puts messages on a queue, the writes run in a thread, and any failure
-(Redis gone, a queue overflow) stops the publishing, not the match. It does share the match
-process's CPU: about 0.24 ms per event, 1.35x the duration of a 20-game match of two bots that
-answer at once, nothing measurable for bots that think (docs/benchmarks.md, "200 viewers of one
-live match"); viewers cost the match nothing (the web reads the stream once per match).
+(Redis gone, a queue overflow) stops the publishing, not the match.
+
+A match is written only once someone watches it: the web marks a match it relays as watched
+(:func:`mark_watched`, the key ``arena:live-watched:{match}``, renewed while its feed runs).
+Until then the publisher only keeps the referee's messages; from the first mark it finds on, it
+writes them all (the stream then holds the whole attempt, as if it had been written from the
+start) and every new one, until the match ends. It looks at the queue and the mark every
+:data:`FLUSH_S` and writes all that came meanwhile in one round trip, so a match costs one
+wake-up of its event loop per interval, not one per event; a viewer sees a step that much later
+at most (the web holds back the last turns anyway). A match nobody watches costs its process
+nothing but keeping its messages and one ``EXISTS`` per interval (docs/benchmarks.md, "200
+viewers of one live match"); viewers cost the match nothing more (the web reads the stream once
+per match).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import secrets
@@ -37,7 +47,17 @@ from typing import Any, Protocol
 
 from .store import Keys
 
-__all__ = ["LIVE_END_TTL_S", "LIVE_TTL_S", "LiveEncoder", "LivePublisher", "live_key"]
+__all__ = [
+    "FLUSH_S",
+    "LIVE_END_TTL_S",
+    "LIVE_TTL_S",
+    "WATCHED_TTL_S",
+    "LiveEncoder",
+    "LivePublisher",
+    "live_key",
+    "mark_watched",
+    "watched_key",
+]
 
 log = logging.getLogger(__name__)
 
@@ -48,10 +68,23 @@ LIVE_END_TTL_S = 600
 MAX_ENTRIES = 50_000
 """Entries a stream keeps (a series of 100 deals is about 30,000 events)."""
 HAND_SIZE = 7
+FLUSH_S = 0.25
+"""How often the publisher takes the referee's new messages and, when watched, writes them."""
+WATCHED_TTL_S = 30
+"""How long a watched mark lasts; the web renews it well before (while a feed of the match runs)."""
 
 
 def live_key(match_id: str) -> str:
     return Keys.key_for(Keys.PREFIX + "live:", match_id)
+
+
+def watched_key(match_id: str) -> str:
+    return Keys.key_for(Keys.PREFIX + "live-watched:", match_id)
+
+
+def mark_watched(r: Any, match_id: str, ttl_s: int = WATCHED_TTL_S) -> None:
+    """Someone watches ``match_id`` (the web, while it relays it): its publisher writes it."""
+    r.set(watched_key(match_id), b"1", ex=ttl_s)
 
 
 class Watching(Protocol):
@@ -180,14 +213,24 @@ class LiveEncoder:
 
 
 class LivePublisher:
-    """Publishes one league match's spectator stream to Redis (see the module's docstring)."""
+    """Publishes one league match's spectator stream to Redis (see the module's docstring).
 
-    def __init__(self, r: Any, match_id: str) -> None:
+    ``always``: write from the start, watched or not (no mark is looked for)."""
+
+    def __init__(
+        self, r: Any, match_id: str, *, always: bool = False, flush_s: float = FLUSH_S
+    ) -> None:
         self.r = r
         self.match_id = match_id
         self.key = live_key(match_id)
+        self.watched_key = watched_key(match_id)
         self.attempt = secrets.token_hex(6)
+        self.always = always
+        self.flush_s = flush_s
+        self.written = 0
+        """Events written so far (0 for a match nobody watched)."""
         self._task: asyncio.Task[None] | None = None
+        self._flush_now = asyncio.Event()
 
     def start(self, referee: Watching, referee_match_id: str) -> None:
         """Subscribe to the match on the private referee (call it right after CreateMatch)."""
@@ -202,10 +245,11 @@ class LivePublisher:
         )
 
     async def stop(self, timeout: float = 5.0) -> None:
-        """Wait for the last events to be written (the stream ends with the match)."""
+        """Write what is left at once and wait for it (the stream ends with the match)."""
         task = self._task
         if task is None:
             return
+        self._flush_now.set()
         try:
             await asyncio.wait_for(task, timeout)
         except (TimeoutError, asyncio.CancelledError):
@@ -216,15 +260,23 @@ class LivePublisher:
     async def _pump(self, watcher: Any, unwatch: Callable[[], None]) -> None:
         encoder = LiveEncoder(self.attempt)
         queue: asyncio.Queue[Any] = watcher.queue
+        pending: list[Any] = []  # the referee's messages not written yet
+        watched = self.always
         try:
             while True:
-                batch = [await queue.get()]
+                pending.append(await queue.get())
+                if pending[-1] is not None and not self._flush_now.is_set():
+                    # the messages of an interval gather in the queue without waking this task
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._flush_now.wait(), self.flush_s)
                 while not queue.empty():
-                    batch.append(queue.get_nowait())
-                over = None in batch
-                events = [e for msg in batch if msg is not None for e in encoder.encode(msg)]
-                if events:
-                    await asyncio.to_thread(self.publish, events, over)
+                    pending.append(queue.get_nowait())
+                over = pending[-1] is None
+                if not watched:
+                    watched = await asyncio.to_thread(self.r.exists, self.watched_key) > 0
+                if watched:
+                    batch, pending = pending, []
+                    await asyncio.to_thread(self._write, encoder, batch, over)
                 if over:
                     if getattr(watcher, "overflowed", False):
                         log.warning("match %s: live stream fell behind; stopped", self.match_id)
@@ -233,6 +285,13 @@ class LivePublisher:
             log.warning("match %s: live publishing stopped: %s", self.match_id, exc)
         finally:
             unwatch()
+
+    def _write(self, encoder: LiveEncoder, messages: list[Any], over: bool) -> None:
+        """Encode and write ``messages`` (in the writer thread: a late first viewer's backlog can
+        be a whole series, not to be encoded on the match's event loop)."""
+        events = [e for msg in messages if msg is not None for e in encoder.encode(msg)]
+        if events:
+            self.publish(events, over)
 
     def publish(self, events: list[dict[str, Any]], over: bool = False) -> None:
         """Append ``events`` to the stream (in one round trip); ``over``: the match ended."""
@@ -243,3 +302,4 @@ class LivePublisher:
         ended = over or events[-1]["type"] == "end"
         pipe.expire(self.key, LIVE_END_TTL_S if ended else LIVE_TTL_S)
         pipe.execute()
+        self.written += len(events)
