@@ -312,7 +312,8 @@ async def _wait_for_end(
     games: int,
     restart: Restart,
 ) -> Any:
-    """GetMatch until the match is over (woken by its end, else every ``POLL_INTERVAL_S``).
+    """Wait until the match is over (woken by its end on the in-process referee, else every
+    ``POLL_INTERVAL_S`` to look at the bots' processes), then ``GetMatch`` once: its info.
 
     A bot process that exits is reported to the referee as a crash (the seat's decisions then
     fault at once for the rest of the game in progress, so it forfeits that game unless the fresh
@@ -329,10 +330,12 @@ async def _wait_for_end(
     request = match_pb2.GetMatchRequest(protocol_version=PROTOCOL_VERSION, match_id=ref_id)
     restarts = [0] * len(bots)
     crashed: set[int] = set()
+    ended = False
     while True:
-        reply = await stub.GetMatch(request, timeout=30)
-        if reply.match.status in over:
-            return reply.match
+        if ended:
+            reply = await stub.GetMatch(request, timeout=30)
+            if reply.match.status in over:
+                return reply.match
         for seat, bot in enumerate(bots):
             code = getattr(bot, "returncode", None)
             if code is None or seat in crashed:
@@ -355,7 +358,7 @@ async def _wait_for_end(
             raise MatchError(f"the match did not end within {deadline_s:.0f} s")
         if _stopping.is_set():
             raise WorkerStopping("the worker was stopped before the match finished")
-        await referee.wait_match(ref_id, POLL_INTERVAL_S)
+        ended = await referee.wait_match(ref_id, POLL_INTERVAL_S)
 
 
 def _output_of(bot: Any) -> str:
