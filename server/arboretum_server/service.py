@@ -337,7 +337,14 @@ class BotServicer:
                 if end is not None:
                     if end.status != "OK":
                         reason = f"the referee ended the stream: {end.message}"
-                        await context.abort(grpc.StatusCode[end.status], end.message)
+                        try:
+                            await context.abort(grpc.StatusCode[end.status], end.message)
+                        except grpc.aio.AbortError:
+                            raise
+                        except Exception as exc:  # its connection is gone: nobody to tell
+                            log.info("match %s seat %d: stream gone before its end was sent: "
+                                     "%r", match.match_id, seat, exc)  # fmt: skip
+                            return
                     reason = "the match ended"
                     # Give the bot a moment to half-close, so that an answer it was writing
                     # as the match ended does not fail its call.
@@ -350,7 +357,11 @@ class BotServicer:
         except Exception as exc:
             if not isinstance(exc, grpc.aio.AbortError):
                 reason = f"the stream failed ({type(exc).__name__})"
-                log.exception("match %s seat %d: stream failed", match.match_id, seat)
+                if is_over(match.status):  # its bot stopped with the match (killed at its end)
+                    log.info("match %s seat %d: stream cut after the match: %r", match.match_id,
+                             seat, exc)  # fmt: skip
+                else:
+                    log.exception("match %s seat %d: stream failed", match.match_id, seat)
             raise
         finally:
             reader.cancel()
