@@ -3,13 +3,13 @@
 The match is what a league job plays (``arboretum_worker.play.run_play_match``): a private
 referee on a unix socket, two built-in bots in their own processes (no sandbox: the bots' start is
 not what is measured), a series of ``--games`` games, and the live publisher writing every public
-event to Redis. The web app (``uvicorn arboretum_web.app:app_from_env``) runs in its own process,
-and ``--viewers`` server-sent-event clients, in a third process, watch the match through it from
-before it starts to its end. Each round plays the same match three ways, in an order that rotates
-from round to round:
+event to Redis once the web marks the match as watched. The web app (``uvicorn
+arboretum_web.app:app_from_env``) runs in its own process, and ``--viewers`` server-sent-event
+clients, in a third process, watch the match through it from before it starts to its end. Each
+round plays the same match three ways, in an order that rotates from round to round:
 
 - ``off``: no publisher (the match as before live games);
-- ``0``: the publisher, nobody watching;
+- ``0``: the publisher, nobody watching (it then keeps the match's messages, writes nothing);
 - ``N``: the publisher and N viewers.
 
 A first match, not counted, warms up. Reported, both for the job's whole part (the referee's start
@@ -216,7 +216,7 @@ def main() -> int:
                     seconds, games_seconds = _play(r, mid, args.games, live=way != "off")
                     times[way].append(seconds)
                     games_times[way].append(games_seconds)
-                    if way != "off":
+                    if viewers is not None:  # (nobody watching: the publisher writes nothing)
                         events_per_match = r.xlen(f"arena:live:{mid}")
                     store.set_match_status(r, mid, store.MatchStatus.CANCELLED, failure="bench")
                     if viewers is not None:
