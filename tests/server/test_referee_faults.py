@@ -462,6 +462,10 @@ def test_a_stream_the_bot_half_closes_mid_match_ends_with_a_status(tmp_path: Pat
                 call = play_call(channel, tokens[0])
                 first = await asyncio.wait_for(call.read(), 10)
                 assert first.WhichOneof("kind") == "match_start"
+                # Half-close once game 0 has started, so that its replay holds the note (a
+                # stream gone before a game starts leaves only the game's faults).
+                started = await asyncio.wait_for(call.read(), 10)
+                assert started.WhichOneof("kind") == "game_start"
                 await call.done_writing()
                 # Whatever the referee sends meanwhile, the call ends, and soon.
                 async with asyncio.timeout(10):
