@@ -13,8 +13,8 @@ interleaved, over one keep-alive connection; the first answer of each is timed o
 Memory: a fresh database gets ``--memory-games`` real games (played in-process by the SDK's
 random policy) in series matches of ``--deals-per-series`` games (the league's default, 10),
 each stored through the league's own functions (``store.create_matches``,
-``start_match_attempt``, ``ratings.record_result``, ``store.save_replay``,
-``store.append_bot_log``), and Redis's ``used_memory`` before and after gives the bytes per
+``start_match_attempt``, ``ratings.record_result``, ``replays.save_replay``,
+``replays.append_bot_log``), and Redis's ``used_memory`` before and after gives the bytes per
 stored game; ``MEMORY USAGE`` of every key splits them by kind.
 """
 
@@ -43,7 +43,7 @@ import redis
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from arboretum_worker import ratings, registry, store  # noqa: E402
+from arboretum_worker import ratings, registry, replays, store  # noqa: E402
 from arboretum_worker.schedule import round_robin  # noqa: E402
 from redis_server import start_redis_server, stop_redis_server  # noqa: E402
 
@@ -312,13 +312,13 @@ def store_series(r: redis.Redis, spec: Any, labels: dict[str, str]) -> list[int]
     for index, doc in enumerate(docs):
         text = json.dumps(doc)
         sizes.append(len(text))
-        store.save_replay(r, spec.match_id, index, text)
+        replays.save_replay(r, spec.match_id, index, text)
     for seat, vid in enumerate(spec.seats):
         lines = "".join(
             f"[{labels[vid]}] seat {seat}: game {i} over, total {o.totals[seat]}\n"
             for i, o in enumerate(outcomes)
         )
-        store.append_bot_log(r, spec.match_id, seat, lines.encode())
+        replays.append_bot_log(r, spec.match_id, seat, lines.encode())
     return sizes
 
 

@@ -21,7 +21,8 @@ report. Then:
 
 On a fault the engine's fallback decision is applied and recorded with ``fault={kind, reason}``,
 the seat is told (``FaultNotice``), and at its N-th fault in a game the seat forfeits: the fallback
-plays its remaining decisions (recorded with fault kind ``forfeited``) and it ranks last. A
+plays its remaining decisions (recorded with fault kind ``forfeited``) and it ranks last (that
+settling of an outcome is :class:`~arboretum_server.rulings.Rulings`, a base of :class:`Match`). A
 disconnect is not a fault in itself; answers for a decision that is not pending are dropped and
 noted as ``stale``.
 
@@ -44,15 +45,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from arboretum import (
-    Decision,
-    DecisionKind,
-    Draw,
-    IllegalDecisionError,
-    NotationError,
-    Play,
-    derive_bot_seed,
-)
+from arboretum import derive_bot_seed
 
 from .errors import AlreadyConnected, MatchOver
 from .game import CONCLUDED, Answered, Concluded, Crashed, Game, Outcome, Pending, TimedOut
@@ -60,12 +53,6 @@ from .matchconfig import MatchConfig
 from .messages import (
     ClockState,
     DecisionPending,
-    Discard,
-    EventBody,
-    Fault,
-    FaultKind,
-    FaultNotice,
-    Forfeit,
     GameEnd,
     GameOutcome,
     GameStart,
@@ -75,19 +62,15 @@ from .messages import (
     MatchStart,
     MatchStatus,
     MatchSummary,
-    Place,
     SeatConnection,
     SeatSummary,
-    SecondDrawSkipped,
     WatchGameStart,
-    WatchMessage,
     is_over,
 )
-from .messages import Draw as DrawEvent
 from .replays import ReplayStore, partial_document
+from .rulings import Rulings
 from .seats import (
     Answer,
-    Failure,
     Inbound,
     InvalidMessage,
     SeatSession,
@@ -100,13 +83,8 @@ __all__ = ["Match"]
 
 log = logging.getLogger(__name__)
 
-# Module constants: an enum member looked up on its class costs several times more, and the hot
-# path compares decision kinds a few times per decision.
-_FIRST_DRAW = DecisionKind.FIRST_DRAW
-_PLAY = DecisionKind.PLAY
 
-
-class Match:
+class Match(Rulings):
     """One match: its seats, its games and its spectators. Start it with :meth:`start`."""
 
     def __init__(
@@ -402,12 +380,6 @@ class Match:
         self._watchers.discard(watcher)
         watcher.closed = True
 
-    def _publish(self, message: WatchMessage) -> None:
-        for watcher in list(self._watchers):
-            watcher.put(message)
-            if watcher.closed:
-                self._watchers.discard(watcher)
-
     # ------------------------------------------------------------------ info
 
     def summary(self) -> MatchSummary:
@@ -523,37 +495,6 @@ class Match:
         stream.cursor_game, stream.cursor = game.index, len(game.events)
         return game.events_for(stream.seat, since)
 
-    def _emit(self, game: Game, seat: int, turn_number: int, body: EventBody) -> None:
-        event = LoggedEvent(len(game.events), turn_number, seat, body)
-        game.log(event)
-        if self._watchers:
-            self._publish(event.seen_by(None))
-
-    def _apply(
-        self,
-        game: Game,
-        seat: int,
-        decision: Decision,
-        *,
-        ms: float | None,
-        fault: dict[str, str] | None = None,
-    ) -> None:
-        """Apply (validated, recorded) and log the public events; raises the engine's errors."""
-        state = game.state
-        kind = state.decision_kind
-        turn_number = state.turn + 1
-        card = game.recorder.apply(decision, ms=ms, fault=fault)
-        if isinstance(decision, Draw):
-            game.drew(seat, decision.source)
-            self._emit(game, seat, turn_number, DrawEvent(kind, decision.source, card))
-            if kind is _FIRST_DRAW and state.decision_kind is _PLAY:
-                self._emit(game, seat, turn_number, SecondDrawSkipped())
-        else:
-            game.placed(seat, decision.card, decision.cell)
-            self._emit(game, seat, turn_number, Place(decision.card, decision.cell))
-            if decision.discard is not None:
-                self._emit(game, seat, turn_number, Discard(decision.discard))
-
     def _request(
         self, game: Game, pending: Pending, stream: SeatStream, elapsed: int | None = None
     ) -> bytes:
@@ -664,14 +605,6 @@ class Match:
         else:
             self._arm(pending.deadline)
 
-    def _conclude(self, game: Game, pending: Pending, outcome: Outcome) -> None:
-        """Settle the pending decision with ``outcome``."""
-        game.pending = None
-        try:
-            self._settle(game, pending, outcome)
-        finally:
-            game.changed(pending.seat)  # its clock, faults, cards
-
     def _answered(self, game: Game, pending: Pending, inbound: Inbound, at: float) -> None:
         """A (well-formed or not) answer to the pending decision, received at ``at``, in time or
         not: settle it here, in the step of the stream that read it, and ask the next decision at
@@ -695,136 +628,6 @@ class Match:
         except Exception as exc:  # an internal error: the match loop fails the match with it
             if not future.done():
                 future.set_exception(exc)
-
-    def _settle(self, game: Game, pending: Pending, outcome: Outcome) -> None:
-        seat = pending.seat
-        clock = game.clocks[seat]
-        budget = pending.budget_ms
-        tc = self.config.time_control
-        if isinstance(outcome, Crashed):
-            elapsed = (self._loop.time() - pending.sent_at) * 1000
-            clock.charge(elapsed)
-            self._fault(game, pending, FaultKind.CRASH, outcome.reason, elapsed)
-            return
-        if isinstance(outcome, TimedOut):
-            clock.expire()
-            session = self.seats[seat]
-            if session.stream is None:
-                reason = (
-                    f"no open stream when the time ran out ({budget} ms: {tc.per_decision_ms} ms "
-                    f"+ {pending.bank_before_ms} ms bank); {session.last_disconnect}"
-                )
-                self._fault(game, pending, FaultKind.DISCONNECT, reason, float(budget))
-            else:
-                reason = (
-                    f"no answer within {budget} ms ({tc.per_decision_ms} ms per decision "
-                    f"+ {pending.bank_before_ms} ms bank)"
-                )
-                self._fault(game, pending, FaultKind.TIMEOUT, reason, float(budget))
-            return
-        inbound = outcome.inbound
-        elapsed = (outcome.at - pending.sent_at) * 1000
-        if elapsed > budget:
-            clock.expire()
-            reason = f"the answer came after {elapsed:.0f} ms, over the {budget} ms allowed"
-            self._fault(game, pending, FaultKind.TIMEOUT, reason, elapsed)
-            return
-        clock.charge(elapsed)
-        if isinstance(inbound, InvalidMessage):
-            self._fault(
-                game, pending, FaultKind.MALFORMED, f"invalid message: {inbound.reason}", elapsed
-            )
-            return
-        if isinstance(inbound, Failure):
-            self._fault(game, pending, FaultKind.BOT_ERROR, inbound.reason, elapsed)
-            return
-        self._fault(game, pending, FaultKind.MALFORMED, inbound.reason, elapsed)
-
-    def _settle_answer(self, game: Game, pending: Pending, inbound: Answer, at: float) -> None:
-        """Settle the pending decision with a well-formed answer received at ``at``."""
-        elapsed = (at - pending.sent_at) * 1000
-        clock = game.clocks[pending.seat]
-        if elapsed > pending.budget_ms:
-            clock.expire()
-            reason = (
-                f"the answer came after {elapsed:.0f} ms, over the {pending.budget_ms} ms allowed"
-            )
-            self._fault(game, pending, FaultKind.TIMEOUT, reason, elapsed)
-            return
-        if elapsed > clock.per_decision_ms:
-            clock.charge(elapsed)
-            game.changed(pending.seat)  # its bank
-        if inbound.kind is not pending.kind:
-            reason = (
-                f"the answer is a {inbound.kind.value} decision "
-                f"but a {pending.kind.value} was asked"
-            )
-            self._fault(game, pending, FaultKind.MALFORMED, reason, elapsed)
-            return
-        decision = inbound.decision
-        if isinstance(decision, Play) and (decision.discard is None) == game.state.discard_required:
-            reason = (
-                "answer.decision.play.discard is missing (a discard is required)"
-                if decision.discard is None
-                else "answer.decision.play.discard is set but no discard is allowed "
-                "(the second draw was skipped)"
-            )
-            self._fault(game, pending, FaultKind.MALFORMED, reason, elapsed)
-            return
-        try:
-            self._apply(game, pending.seat, decision, ms=elapsed)
-        except IllegalDecisionError as exc:
-            self._fault(game, pending, FaultKind.ILLEGAL, str(exc), elapsed)
-        except NotationError as exc:
-            self._fault(game, pending, FaultKind.MALFORMED, str(exc), elapsed)
-
-    def _fault(
-        self, game: Game, pending: Pending, kind: FaultKind, reason: str, elapsed_ms: float
-    ) -> None:
-        seat = pending.seat
-        state = game.state
-        game.faults[seat] += 1
-        game.changed(seat)
-        faults = game.faults[seat]
-        forfeits = faults >= self.config.fault_policy.faults_to_forfeit
-        log.info(
-            "match %s seat %d: %s fault on decision %d (%d in game %d): %s",
-            self.match_id,
-            seat,
-            kind.value,
-            pending.number,
-            faults,
-            game.index,
-            reason,
-        )
-        turn_number = state.turn + 1
-        self._emit(game, seat, turn_number, Fault(kind, pending.kind, pending.number, faults))
-        fallback = state.fallback_decision()
-        self._apply(
-            game, seat, fallback, ms=elapsed_ms, fault={"kind": kind.value, "reason": reason}
-        )
-        session = self.seats[seat]
-        if session.stream is not None:
-            session.stream.send(
-                FaultNotice(
-                    decision_number=pending.number,
-                    game_index=game.index,
-                    decision_kind=pending.kind,
-                    kind=kind,
-                    reason=reason,
-                    fallback=fallback,
-                    faults=faults,
-                    forfeited=forfeits,
-                )
-            )
-            closing = session.stream.closing
-            if closing is not None:
-                session.stream.end(closing.status, closing.message)
-        if forfeits:
-            game.recorder.forfeit(seat, f"{faults} faults in this game (last: {kind.value})")
-            game.changed()
-            self._emit(game, seat, turn_number, Forfeit(faults))
-            log.info("match %s seat %d: forfeits game %d", self.match_id, seat, game.index)
 
 
 class _Stopped(Exception):

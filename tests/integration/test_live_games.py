@@ -19,7 +19,7 @@ import pytest
 from arboretum_web.app import WebSettings, create_app
 from arboretum_web.replays import seat_view, strip_faults
 from arboretum_web.screenshots import CHROMIUM_ARGS, chromium_path, serve_in_thread
-from arboretum_worker import league, registry, store
+from arboretum_worker import league, registry, replays, store
 from sse_client import SSE
 
 from .conftest import BOTS, Arena
@@ -121,7 +121,7 @@ def test_a_running_game_is_watched_live(arena: Arena) -> None:
     assert _keys(data) <= ALLOWED_KEYS, _keys(data) - ALLOWED_KEYS
     assert [d["type"] for d in data[:2]] == ["start", "game"]
     assert data[-2]["type"] == "game_end" and data[-1]["type"] == "end"
-    raw = store.get_replay(r, first, 0)
+    raw = replays.get_replay(r, first, 0)
     assert raw is not None
     doc = json.loads(raw)
     public = seat_view(doc, None)

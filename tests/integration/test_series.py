@@ -9,7 +9,7 @@ from collections import defaultdict
 import pytest
 
 from arboretum import verify_replay
-from arboretum_worker import ratings, registry, store
+from arboretum_worker import ratings, registry, replays, store
 
 from .conftest import BOTS, Arena
 from .test_league import CLOCK, submit_builtin
@@ -57,7 +57,7 @@ def test_a_series_league_plays_every_game_once_with_one_process_per_seat(arena: 
             o for o, other in records.items() if o != m and sorted(other.seats) == sorted(rec.seats)
         }
         for game, (deal, seed) in enumerate(zip(rec.deals, rec.game_seeds, strict=True)):
-            doc = json.loads(store.get_replay(r, m, game) or b"{}")
+            doc = json.loads(replays.get_replay(r, m, game) or b"{}")
             verify_replay(doc)
             assert doc["seed"] == str(seed)
             deal_seeds[tuple(sorted(rec.seats)), deal].add(seed)

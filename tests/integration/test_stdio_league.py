@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from arboretum import verify_replay
-from arboretum_worker import registry, store
+from arboretum_worker import registry, replays, store
 
 from .conftest import Arena
 from .test_league import CLOCK, submit_builtin
@@ -76,8 +76,8 @@ def test_the_example_bots_are_submitted_and_play_a_league_in_the_sandbox(
     for match_id in store.league_matches(r, "polyglot"):
         record = store.get_match(r, match_id)
         assert record is not None
-        for game in store.replay_games(r, match_id):
-            doc = json.loads(store.get_replay(r, match_id, game) or b"{}")
+        for game in replays.replay_games(r, match_id):
+            doc = json.loads(replays.get_replay(r, match_id, game) or b"{}")
             assert not [s for s in doc["steps"] if "fault" in s], (match_id, game)
             verify_replay(doc)
             games += 1

@@ -11,7 +11,7 @@ import zlib
 import pytest
 import redis
 
-from arboretum_worker import league, matchindex, registry, store
+from arboretum_worker import indexsets, league, matchindex, registry, replays, store
 from arboretum_worker.ratings import record_result
 from arboretum_worker.schedule import round_robin
 from arboretum_worker.store import (
@@ -184,7 +184,7 @@ def test_a_writer_that_read_before_the_backfill_tries_again(
     v = _versions(r)
     specs = _league(r, "race", [v["alpha"], v["beta"]], 2, 2, 1.0)
     _strip_indexes(r, ["race"])
-    real = store.match_index_keys
+    real = indexsets.match_index_keys
     calls: list[list[str]] = []
 
     def read_then_backfill(client: redis.Redis, match_id: str) -> list[str]:
@@ -194,7 +194,7 @@ def test_a_writer_that_read_before_the_backfill_tries_again(
         calls.append(keys)
         return keys
 
-    monkeypatch.setattr(store, "match_index_keys", read_then_backfill)
+    monkeypatch.setattr(indexsets, "match_index_keys", read_then_backfill)
     assert store.start_match_attempt(r, specs[0].match_id, "w1")
     assert calls[0] == [] and calls[1] != []  # refused with stale keys, done with fresh ones
     calls.clear()
@@ -239,13 +239,13 @@ def test_replays_are_stored_compressed(r: redis.Redis) -> None:
     doc = json.dumps(
         {"steps": [{"kind": "play", "card": "OA5", "cell": [0, i]} for i in range(200)]}
     )
-    assert store.save_replay(r, "m1", 0, doc)
+    assert replays.save_replay(r, "m1", 0, doc)
     raw = r.hget(Keys.replay("m1"), "0")
     assert raw is not None and zlib.decompress(raw) == doc.encode()
     assert len(raw) < len(doc) / 5
-    assert store.get_replay(r, "m1", 0) == doc.encode()
+    assert replays.get_replay(r, "m1", 0) == doc.encode()
     r.hset(Keys.replay("m2"), "0", doc)  # stored before compression
-    assert store.get_replay(r, "m2", 0) == doc.encode()
+    assert replays.get_replay(r, "m2", 0) == doc.encode()
     r.hset(Keys.replay("m3"), "0", b"\x00garbage")
     with pytest.raises(store.StoreError, match="neither JSON nor zlib"):
-        store.get_replay(r, "m3", 0)
+        replays.get_replay(r, "m3", 0)

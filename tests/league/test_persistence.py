@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import redis
 
-from arboretum_worker import ratings, registry, store
+from arboretum_worker import ratings, registry, replays
 from arboretum_worker.store import GameOutcome, MatchResult
 from redis_server import start_redis_server, stop_redis_server
 
@@ -27,7 +27,7 @@ def _fill(r: redis.Redis) -> None:
     registry.add_version(r, "alpha", b"print('a')\n")
     for res in random_results(60, seed=5):
         ratings.record_result(r, res)
-    store.save_replay(r, "m5x0", 0, b"{}")
+    replays.save_replay(r, "m5x0", 0, b"{}")
 
 
 @pytest.mark.parametrize(

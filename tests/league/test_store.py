@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import redis
 
-from arboretum_worker import store
+from arboretum_worker import replays, store
 from arboretum_worker.ratings import record_result
 from arboretum_worker.schedule import round_robin
 from arboretum_worker.store import (
@@ -153,29 +153,29 @@ def test_results_are_validated() -> None:
 
 
 def test_replays_first_write_wins(r: redis.Redis) -> None:
-    assert store.save_replay(r, "m1", 0, b'{"v": 1}')
-    assert not store.save_replay(r, "m1", 0, b'{"v": 2}')
-    assert store.save_replay(r, "m1", 1, "{}")
-    assert store.get_replay(r, "m1", 0) == b'{"v": 1}'
-    assert store.get_replay(r, "m1", 5) is None
-    assert store.replay_games(r, "m1") == [0, 1]
+    assert replays.save_replay(r, "m1", 0, b'{"v": 1}')
+    assert not replays.save_replay(r, "m1", 0, b'{"v": 2}')
+    assert replays.save_replay(r, "m1", 1, "{}")
+    assert replays.get_replay(r, "m1", 0) == b'{"v": 1}'
+    assert replays.get_replay(r, "m1", 5) is None
+    assert replays.replay_games(r, "m1") == [0, 1]
 
 
 def test_bot_logs_are_capped(r: redis.Redis) -> None:
-    assert store.append_bot_log(r, "m1", 0, b"abc", cap=8) == 3
-    assert store.append_bot_log(r, "m1", 0, b"defghij", cap=8) == 5
-    assert store.append_bot_log(r, "m1", 0, b"more", cap=8) == 0
-    assert store.get_bot_log(r, "m1", 0) == b"abcdefgh"
-    assert store.get_bot_log(r, "m1", 1) == b""
+    assert replays.append_bot_log(r, "m1", 0, b"abc", cap=8) == 3
+    assert replays.append_bot_log(r, "m1", 0, b"defghij", cap=8) == 5
+    assert replays.append_bot_log(r, "m1", 0, b"more", cap=8) == 0
+    assert replays.get_bot_log(r, "m1", 0) == b"abcdefgh"
+    assert replays.get_bot_log(r, "m1", 1) == b""
     big = bytes(range(256)) * 1000
-    store.append_bot_log(r, "m2", 3, big)
-    assert store.get_bot_log(r, "m2", 3) == big[: store.BOT_LOG_CAP]
+    replays.append_bot_log(r, "m2", 3, big)
+    assert replays.get_bot_log(r, "m2", 3) == big[: replays.BOT_LOG_CAP]
 
 
 def test_a_bot_log_set_twice_is_stored_once(r: redis.Redis) -> None:
     # What a client sends again after a broken connection must not store the log twice.
-    assert store.set_bot_log(r, "m1", 0, b"abcdefghij", cap=8) == 8
-    assert store.set_bot_log(r, "m1", 0, b"abcdefghij", cap=8) == 8
-    assert store.get_bot_log(r, "m1", 0) == b"abcdefgh"
-    assert store.set_bot_log(r, "m1", 0, b"") == 0
-    assert store.get_bot_log(r, "m1", 0) == b""
+    assert replays.set_bot_log(r, "m1", 0, b"abcdefghij", cap=8) == 8
+    assert replays.set_bot_log(r, "m1", 0, b"abcdefghij", cap=8) == 8
+    assert replays.get_bot_log(r, "m1", 0) == b"abcdefgh"
+    assert replays.set_bot_log(r, "m1", 0, b"") == 0
+    assert replays.get_bot_log(r, "m1", 0) == b""

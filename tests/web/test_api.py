@@ -12,7 +12,7 @@ from arboretum import verify_replay
 from arboretum_web.demo import DemoData
 from arboretum_web.queries import deal_siblings
 from arboretum_web.replays import is_complete
-from arboretum_worker import fit, ratings, registry, store
+from arboretum_worker import fit, ratings, registry, replays, store
 
 
 def _err(resp: Any, status: int) -> str:
@@ -217,7 +217,7 @@ def test_replay_of_a_game_over_is_the_stored_document(
     assert finished
     mid = finished[0]
     body = client.get(f"/api/v1/matches/{mid}/games/0/replay").json()
-    stored = json.loads(store.get_replay(r, mid, 0))
+    stored = json.loads(replays.get_replay(r, mid, 0))
     view = body.pop("view")
     assert view == {"seat": None, "hidden": False, "revealed": True, "owned_seats": []}
     assert body == stored
@@ -306,7 +306,7 @@ def test_replay_seat_view_of_a_game_in_progress_needs_its_author(
 
 def test_faults_are_private(client: Any, r: redis.Redis, demo: DemoData) -> None:
     mid = demo.matches[0]
-    doc = json.loads(store.get_replay(r, mid, 0))
+    doc = json.loads(replays.get_replay(r, mid, 0))
     doc["steps"][0]["fault"] = {"kind": "timeout", "reason": "no answer within 1000 ms"}
     r.hset(store.Keys.replay(mid), "0", json.dumps(doc))
     public = client.get(f"/api/v1/matches/{mid}/games/0/replay").json()
@@ -344,7 +344,7 @@ def test_logs_and_faults_only_for_the_author(client: Any, r: redis.Redis, demo: 
         ok = client.get(url, headers={"Authorization": f"Bearer {demo.tokens[owner]}"})
         assert ok.status_code == 200, ok.text
         if kind == "log":
-            assert ok.json()["log"] == store.get_bot_log(r, mid, seat).decode()
+            assert ok.json()["log"] == replays.get_bot_log(r, mid, seat).decode()
         else:
             assert ok.json()["counts"] == [0] and ok.json()["faults"] == []
     _err(client.get(f"/api/v1/matches/{mid}/seats/7/log"), 404)

@@ -18,7 +18,7 @@ import redis
 from arboretum_web.app import WebSettings, create_app
 from arboretum_web.demo import DemoData
 from arboretum_web.screenshots import CHROMIUM_ARGS, chromium_path, serve_in_thread
-from arboretum_worker import ratings, registry, store
+from arboretum_worker import ratings, registry, replays, store
 
 pytestmark = pytest.mark.integration
 
@@ -122,7 +122,7 @@ def _revealed_match(page: Any, demo: DemoData) -> str:
 
 def test_replay_steps_to_the_final_scoring(page: Any, r: redis.Redis, demo: DemoData) -> None:
     mid = _revealed_match(page, demo)
-    doc = json.loads(store.get_replay(r, mid, 0))
+    doc = json.loads(replays.get_replay(r, mid, 0))
     page.goto(f"/matches/{mid}")
     page.get_by_role("link", name="Watch the replay").click()
     page.wait_for_selector("#replay.ready")
@@ -189,7 +189,7 @@ def test_replay_seat_mode_hides_the_other_hands(page: Any, r: redis.Redis, demo:
     assert page.locator('.seat[data-seat="0"] .hand .card-chip.back').count() == 0
     assert page.locator('.seat[data-seat="1"] .hand .card-chip.back').count() >= 6
     deck_draws = page.locator("#step-log li").filter(has_text="from the deck")
-    doc = json.loads(store.get_replay(r, mid, 0))
+    doc = json.loads(replays.get_replay(r, mid, 0))
     for i, step in enumerate(doc["steps"][:8]):
         if step["kind"] == "draw" and step["source"] == "deck":
             text = page.locator(f'#step-log li[data-i="{i}"]').inner_text()

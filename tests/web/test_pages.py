@@ -10,7 +10,7 @@ import pytest
 import redis
 
 from arboretum_web.demo import DemoData
-from arboretum_worker import ratings, registry, store
+from arboretum_worker import ratings, registry, replays, store
 
 
 def _ok(resp: Any) -> str:
@@ -108,7 +108,7 @@ def test_log_page_only_for_the_author(client: Any, r: redis.Redis, demo: DemoDat
     assert "log</a>" not in _ok(client.get(f"/matches/{mid}"))
     client.cookies.set("arena_token", demo.tokens["alice"])
     page = _ok(client.get(url))
-    assert store.get_bot_log(r, mid, seat).decode().strip().split("]")[0] in page
+    assert replays.get_bot_log(r, mid, seat).decode().strip().split("]")[0] in page
     assert f"/matches/{mid}/seats/{seat}/log" in _ok(client.get(f"/matches/{mid}"))
     client.cookies.clear()
 

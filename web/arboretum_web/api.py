@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from arboretum_worker import registry, store
+from arboretum_worker import registry, replays, store
 
 from . import live, queries, sprt
 from .config import default_check
@@ -225,7 +225,7 @@ def seat_log(request: Request) -> Response:
     record = load_match(r, request.path_params["match_id"])
     seat = request.path_params["seat"]
     require_seat_owner(request, record, seat)
-    text = store.get_bot_log(r, record.id, seat).decode("utf-8", errors="replace")
+    text = replays.get_bot_log(r, record.id, seat).decode("utf-8", errors="replace")
     return _json({"match": record.id, "seat": seat, "log": text})
 
 
@@ -235,8 +235,8 @@ def seat_faults(request: Request) -> Response:
     seat = request.path_params["seat"]
     require_seat_owner(request, record, seat)
     faults = []
-    for game in store.replay_games(r, record.id):
-        raw = store.get_replay(r, record.id, game)
+    for game in replays.replay_games(r, record.id):
+        raw = replays.get_replay(r, record.id, game)
         doc = json.loads(raw) if raw else {}
         for index, step in enumerate(doc.get("steps", [])):
             if step.get("seat") != seat:

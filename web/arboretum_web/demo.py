@@ -23,7 +23,7 @@ from arboretum import GameState, ReplayRecorder, SeatView, derive_game_seed
 from arboretum.decisions import Decision
 from arboretum_sdk.bots.greedy import GreedyBot
 from arboretum_sdk.bots.random_bot import RandomBot
-from arboretum_worker import ratings, registry, store
+from arboretum_worker import ratings, registry, replays, store
 from arboretum_worker.schedule import MatchSpec, round_robin
 
 from . import authors
@@ -127,7 +127,7 @@ def play_match(
             from arboretum_server.replays import partial_document
 
             doc = partial_document(recorder)
-            store.save_replay(r, spec.match_id, 0, json.dumps(doc))
+            replays.save_replay(r, spec.match_id, 0, json.dumps(doc))
             return doc
         seat = state.current_seat
         recorder.apply(seat_policies[seat](state.view(seat)), ms=round(random.uniform(0.2, 3), 3))
@@ -144,11 +144,11 @@ def play_match(
     )
     league = store.get_league(r, spec.league)
     ratings.record_result(r, outcome, league.settings.elo if league else None)
-    store.save_replay(r, spec.match_id, 0, json.dumps(doc))
+    replays.save_replay(r, spec.match_id, 0, json.dumps(doc))
     for seat, vid in enumerate(spec.seats):
         text = f"[{_label(r, vid)}] seat {seat}: match {spec.match_id} over, "
         text += f"total {result.totals[seat]}\n"
-        store.append_bot_log(r, spec.match_id, seat, text.encode())
+        replays.append_bot_log(r, spec.match_id, seat, text.encode())
     return doc
 
 

@@ -34,7 +34,7 @@ from typing import Any
 
 import redis
 
-from arboretum_worker import store
+from arboretum_worker import replays, store
 from arboretum_worker.live import WATCHED_TTL_S, live_key, mark_watched
 
 __all__ = ["HEARTBEAT_S", "LiveFeed", "LiveHub", "released_count"]
@@ -220,7 +220,7 @@ class LiveFeed:
                     if (
                         record is not None
                         and record.status is store.MatchStatus.FINISHED
-                        and not store.replay_games(r, self.match_id)
+                        and not replays.replay_games(r, self.match_id)
                         and time.monotonic() - since_over < _REPLAYS_WAIT_S
                     ):
                         continue  # recorded, its replays are being stored: the page needs them

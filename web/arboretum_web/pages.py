@@ -13,7 +13,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
-from arboretum_worker import store
+from arboretum_worker import replays, store
 
 from . import authors, queries, sprt
 from .chart import llr_chart, rating_chart
@@ -227,7 +227,7 @@ def replay_page(request: Request) -> Response:
     r = redis_of(request)
     record = load_match(r, request.path_params["match_id"])
     game = request.path_params["game"]
-    if store.get_replay(r, record.id, game) is None:
+    if replays.get_replay(r, record.id, game) is None:
         raise HTTPException(404, f"match {record.id} has no replay of game {game}")
     seat = int_param(request, "seat", None, 0, len(record.seats) - 1)
     data = match_json(request, record)
@@ -239,7 +239,7 @@ def log_page(request: Request) -> Response:
     record = load_match(r, request.path_params["match_id"])
     seat = request.path_params["seat"]
     require_seat_owner(request, record, seat)
-    text = store.get_bot_log(r, record.id, seat).decode("utf-8", errors="replace")
+    text = replays.get_bot_log(r, record.id, seat).decode("utf-8", errors="replace")
     data = match_json(request, record)
     return _render(request, "log.html", match=data, seat=seat, log=text, nav="matches")
 

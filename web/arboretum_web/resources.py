@@ -10,7 +10,7 @@ from typing import Any
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
-from arboretum_worker import registry, store
+from arboretum_worker import registry, replays, store
 
 from . import queries
 from .identity import request_author
@@ -258,7 +258,7 @@ def match_json(
             "download": f"{base}/games/{g}/replay?download=1",
             "viewer": f"/matches/{record.id}/games/{g}",
         }
-        for g in store.replay_games(r, record.id)
+        for g in replays.replay_games(r, record.id)
     ]
     out["owned_seats"] = sorted(owned)
     if result is not None and owned:
@@ -273,7 +273,7 @@ def replay_for(
 ) -> dict[str, Any]:
     """The replay document this request may see (see :mod:`.replays`)."""
     r = redis_of(request)
-    raw = store.get_replay(r, record.id, game)
+    raw = replays.get_replay(r, record.id, game)
     if raw is None:
         raise HTTPException(404, f"match {record.id} has no replay of game {game}")
     try:

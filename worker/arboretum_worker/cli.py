@@ -551,7 +551,7 @@ def cmd_match_list(args: argparse.Namespace) -> int:
 
 
 def cmd_match_show(args: argparse.Namespace) -> int:
-    from . import store
+    from . import replays, store
 
     r = _redis(args)
     record = _match_record(r, args.match_id)
@@ -572,14 +572,14 @@ def cmd_match_show(args: argparse.Namespace) -> int:
             totals = ", ".join(str(g.totals[seat]) for g in result.games)
             line += f"  rank {ranks}  points {totals}"
         print(line)
-    games = store.replay_games(r, record.id)
+    games = replays.replay_games(r, record.id)
     if games:
         print(f"  replays: games {', '.join(map(str, games))} (arena match replay {record.id})")
     return 0
 
 
 def cmd_match_logs(args: argparse.Namespace) -> int:
-    from . import store
+    from . import replays, store
 
     r = _redis(args)
     record = _match_record(r, args.match_id)
@@ -595,7 +595,7 @@ def cmd_match_logs(args: argparse.Namespace) -> int:
         names = ", ".join(version_label(r, v) for v in record.seats)
         return fail(f"no bot {args.bot!r} in match {record.id} (seats: {names})")
     for seat in seats:
-        data = store.get_bot_log(r, record.id, seat)
+        data = replays.get_bot_log(r, record.id, seat)
         if len(seats) > 1:
             print(f"--- seat {seat}: {version_label(r, record.seats[seat])}")
         sys.stdout.write(data.decode("utf-8", "replace"))
@@ -635,14 +635,14 @@ def cmd_match_rerun(args: argparse.Namespace) -> int:
 
 
 def cmd_match_replay(args: argparse.Namespace) -> int:
-    from . import store
+    from . import replays
 
     r = _redis(args)
     record = _match_record(r, args.match_id)
     match_id = record.id if record is not None else args.match_id
-    data = store.get_replay(r, match_id, args.game)
+    data = replays.get_replay(r, match_id, args.game)
     if data is None:
-        games = store.replay_games(r, match_id)
+        games = replays.replay_games(r, match_id)
         have = f" (games with a replay: {', '.join(map(str, games))})" if games else ""
         return fail(f"no replay of game {args.game} of match {match_id!r}{have}")
     if args.output is not None:

@@ -293,14 +293,14 @@ def _print_fit(r: Any, league: str) -> None:
 
 
 def _export_replays(r: Any, league: str, directory: Path | None) -> None:
-    from . import store
+    from . import replays, store
 
     if directory is None:
         return
     count = 0
     for match_id in store.league_matches(r, league):
-        for game in store.replay_games(r, match_id):
-            data = store.get_replay(r, match_id, game)
+        for game in replays.replay_games(r, match_id):
+            data = replays.get_replay(r, match_id, game)
             if data is not None:
                 (directory / f"{match_id}-game{game}.json").write_bytes(data)
                 count += 1

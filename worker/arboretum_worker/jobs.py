@@ -34,7 +34,7 @@ from typing import Any
 
 from arboretum_sdk.bot import COMPUTE_ENV
 
-from . import store
+from . import replays, store
 from .live import LivePublisher
 from .play import (
     SOCKET_NAME,
@@ -294,15 +294,15 @@ def _play(
 
 
 def _store_artifacts(
-    r: Any, match_id: str, outcome: MatchOutcome, cap: int = store.BOT_LOG_CAP
+    r: Any, match_id: str, outcome: MatchOutcome, cap: int = replays.BOT_LOG_CAP
 ) -> None:
     """Replays and bot output of the run whose result was recorded (stale ones replaced)."""
     r.delete(store.Keys.replay(match_id))
     for game, replay in zip(outcome.games, outcome.replays, strict=False):
-        store.save_replay(r, match_id, game.game_index, replay)
+        replays.save_replay(r, match_id, game.game_index, replay)
     for seat, text in enumerate(outcome.outputs):
         # The output is capped already, with the truncation marker past the cap: keep it whole.
-        store.set_bot_log(r, match_id, seat, text.encode("utf-8"), cap=cap + MARKER_ROOM)
+        replays.set_bot_log(r, match_id, seat, text.encode("utf-8"), cap=cap + MARKER_ROOM)
 
 
 def failure_reason(exc_type: type[BaseException] | None, exc: BaseException | None) -> str:

@@ -2,7 +2,7 @@
 
 The index sets (``Keys.league_status``, ``Keys.league_bot``, ``Keys.league_bot_status``,
 ``Keys.league_retrying``) are kept by the scripts that change a match's status (``store`` and
-``ratings.record_result``); see the "match indexes" section of :mod:`arboretum_worker.store`.
+``ratings.record_result``); see :mod:`arboretum_worker.indexsets`.
 Here they are read: a page of a league's matches filtered by status and/or bot, a league's
 counts, its failed matches. Each is a handful of sorted-set commands, whatever the number of
 matches (``bench/store_bench.py`` measures the pages on 100,000 of them).
@@ -22,7 +22,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from arboretum_worker import store
+from arboretum_worker import indexsets, store
 from arboretum_worker.store import Keys, MatchStatus, StoreError
 
 __all__ = [
@@ -43,7 +43,7 @@ _CHUNK = 1000
 
 # KEYS: match hash, then its index keys. ARGV: position, bots (JSON).
 _INDEX_MATCH = (
-    store.INDEX_LUA
+    indexsets.INDEX_LUA
     + """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HSETNX', KEYS[1], 'position', ARGV[1])
@@ -125,7 +125,7 @@ def _index_league(r: Any, league: str, keep_lock: Any) -> int:
             if seats is None:
                 continue
             seat_bots = json.loads(bots) if bots else [names[v] for v in json.loads(seats)]
-            keys = [Keys.match(match_id), *store.index_keys(league, seat_bots)]
+            keys = [Keys.match(match_id), *indexsets.index_keys(league, seat_bots)]
             pos = int(position) if position is not None else start + offset
             script(keys=keys, args=[pos, json.dumps(seat_bots)], client=pipe)
         count += sum(int(x) for x in pipe.execute())

@@ -5,7 +5,7 @@ One Lua script (:func:`record_result`) does, in a single atomic step: store the 
 (first writer wins: it is stored only if the match has none; a second call for the same match
 id changes nothing and returns the first call's sequence number), give it the league's next
 sequence number (``INCR``), mark the match FINISHED (moving it to the finished sets of the match
-indexes, ``store.INDEX_LUA``), apply Elo to every game of the match in game order, store every
+indexes, ``indexsets.INDEX_LUA``), apply Elo to every game of the match in game order, store every
 seat's new live rating (below), append each seat's new ratings to its history and update its
 stats.
 
@@ -44,10 +44,9 @@ from typing import Any
 
 import redis
 
-from arboretum_worker import store
+from arboretum_worker import indexsets
 from arboretum_worker.live_rating import Skill, centred, rate_match
 from arboretum_worker.store import (
-    INDEX_LUA,
     EloSettings,
     Keys,
     MatchResult,
@@ -158,14 +157,14 @@ def recompute(results: Iterable[MatchResult], elo: EloSettings | None = None) ->
 
 # KEYS: 1 result, 2 match, 3 seq, 4 applied zset, 5 ratings hash, 6 live hash,
 #       then per seat i (1-based): 6 + 2i - 1 stats, 6 + 2i history,
-#       then the match's index keys (store.match_index_keys; always last)
+#       then the match's index keys (indexsets.match_index_keys; always last)
 # ARGV: 1 result JSON, 2 match id, 3 initial, 4 K, 5 P, 6 G, 7 finished time,
 #       then G * P ranks (game-major), then P version ids, then P expected last_seq values,
 #       then G * P live ratings "mu sigma" (game-major: each seat's rating after each game)
 _RECORD = (
-    INDEX_LUA
+    indexsets.INDEX_LUA
     + """
--- match index (store.INDEX_LUA): the keys after the seats' are the match's index sets
+-- match index (indexsets.INDEX_LUA): the keys after the seats' are the match's index sets
 local index_first = 7 + 2 * tonumber(ARGV[5])
 if arena_index_stale(KEYS[2], index_first) then return {-2, 0} end
 if redis.call('EXISTS', KEYS[1]) == 1 then
@@ -244,7 +243,7 @@ for i = 1, p do
   redis.call('HSET', KEYS[5], vids[i], string.format('%.17g', vals[i]))
   redis.call('HSET', KEYS[6], vids[i], ARGV[live + (g - 1) * p + i])
 end
--- match index (store.INDEX_LUA): move the match to the finished sets
+-- match index (indexsets.INDEX_LUA): move the match to the finished sets
 arena_index_sync(KEYS[2], index_first)
 return {1, seq}
 """
@@ -295,9 +294,9 @@ def record_result(r: redis.Redis, result: MatchResult, elo: EloSettings | None =
         after = rate_match(before, [game.ranks for game in result.games])
         live = [skill.to_text() for game in after for skill in game]
         expected = [as_text(raw) if raw is not None else "0" for raw in read[0::2]]
-        index = store.match_index_keys(r, result.match_id)
+        index = indexsets.match_index_keys(r, result.match_id)
         applied, seq = script(keys=[*keys, *index], args=[*args, *expected, *live])
-        if int(applied) not in (store.INDEX_STALE, LIVE_CHANGED):
+        if int(applied) not in (indexsets.INDEX_STALE, LIVE_CHANGED):
             return Applied(bool(int(applied)), int(seq))
         # else the match was indexed, or a seat rated, since we read: read again
     raise StoreError(f"match {result.match_id}: its seats' ratings kept changing; not recorded")

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import store
+from . import replays, store
 from .settings import WorkerSettings
 
 __all__ = ["Difference", "GameCheck", "RerunError", "RerunReport", "compare_games", "rerun_match"]
@@ -135,7 +135,7 @@ def rerun_match(r: Any, match_id: str, settings: WorkerSettings) -> RerunReport:
 
     stored: list[dict[str, Any]] = []
     for game, seed in enumerate(record.game_seeds):
-        raw = store.get_replay(r, match_id, game)
+        raw = replays.get_replay(r, match_id, game)
         if raw is None:
             raise RerunError(f"match {match_id}: game {game} has no stored replay")
         doc = json.loads(raw)
@@ -163,8 +163,8 @@ def rerun_match(r: Any, match_id: str, settings: WorkerSettings) -> RerunReport:
     if outcome.status != "finished":
         raise RerunError(f"the re-run ended as {outcome.status}: {outcome.reason or '-'}")
     report = RerunReport(match_id, seconds=outcome.seconds)
-    replays = [json.loads(text) for text in outcome.replays]
-    for game, (old, new) in enumerate(zip(stored, replays, strict=True)):
+    rerun_docs = [json.loads(text) for text in outcome.replays]
+    for game, (old, new) in enumerate(zip(stored, rerun_docs, strict=True)):
         report.games.append(
             GameCheck(
                 game=game,

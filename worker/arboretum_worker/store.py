@@ -3,13 +3,16 @@
 The key names are built by :class:`Keys` (:mod:`arboretum_worker.keys`, re-exported here, with
 the whole layout); nothing else in the project spells a key. Clients must be created with
 ``decode_responses=False`` (bot files are bytes); this module decodes text itself.
+
+Two parts of the data have modules of their own: the index sets that follow each match's status,
+with the Lua that keeps them (:mod:`arboretum_worker.indexsets`, which the status scripts here
+prepend), and the games' replays and the seats' bot logs (:mod:`arboretum_worker.replays`).
 """
 
 from __future__ import annotations
 
 import json
 import time
-import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, get_args
@@ -19,16 +22,14 @@ import redis
 from arboretum_sdk.bot import Compute
 from arboretum_worker.keys import Keys, LeagueStatus, MatchStatus, StoreError, validate_name
 
+from . import indexsets
 from .schedule import DEFAULT_DEALS_PER_SERIES, ScheduleError, check_deals_per_series
 
 if TYPE_CHECKING:
     from arboretum_worker.schedule import MatchSpec
 
 __all__ = [
-    "BOT_LOG_CAP",
     "COMPUTE_MODES",
-    "INDEX_LUA",
-    "INDEX_STALE",
     "Bot",
     "BotVersion",
     "EloSettings",
@@ -44,38 +45,27 @@ __all__ = [
     "MatchStatus",
     "StoreError",
     "TimeControl",
-    "append_bot_log",
     "as_text",
     "bot_versions",
     "create_league",
     "create_matches",
     "get_bot",
-    "get_bot_log",
     "get_league",
     "get_leagues",
     "get_match",
     "get_matches",
-    "get_replay",
     "get_result",
     "get_version",
     "get_version_files",
-    "index_keys",
     "league_matches",
     "list_bots",
     "list_leagues",
-    "match_index_keys",
-    "replay_games",
-    "save_replay",
-    "set_bot_log",
     "set_league_status",
     "set_match_status",
     "start_match_attempt",
     "validate_name",
     "version_names",
 ]
-
-BOT_LOG_CAP = 64 * 1024
-"""Bytes of a bot's log kept per match and seat; the rest is dropped (see append_bot_log)."""
 
 # --------------------------------------------------------------------------- helpers
 
@@ -172,6 +162,15 @@ def get_version(r: redis.Redis, version_id: str) -> BotVersion | None:
 def get_version_files(r: redis.Redis, version_id: str) -> dict[str, bytes]:
     """The version's files (relative path -> bytes); empty if the version does not exist."""
     return {_s(k) or "": _b(v) for k, v in r.hgetall(Keys.version_files(version_id)).items()}
+
+
+def version_names(r: redis.Redis, versions: Iterable[str]) -> dict[str, str | None]:
+    """Bot name of each version id (None for a version the registry does not know)."""
+    wanted = sorted(set(versions))
+    pipe = r.pipeline(transaction=False)
+    for vid in wanted:
+        pipe.hget(Keys.version(vid), "name")
+    return {vid: _s(name) for vid, name in zip(wanted, pipe.execute(), strict=True)}
 
 
 # --------------------------------------------------------------------------- leagues
@@ -379,93 +378,6 @@ def set_league_status(r: redis.Redis, name: str, status: LeagueStatus) -> None:
     r.hset(key, "status", LeagueStatus(status).value)
 
 
-# --------------------------------------------------------------------------- match indexes
-#
-# Every match is in exactly one status set of its league (``Keys.league_status``) and, for each
-# bot seated in it, in that bot's set of the league's matches and in one of its status sets; a
-# queued match that failed before is also in the league's retrying set. The score is the
-# match's position in the league's list (schedule order). The sets are changed in the same Lua
-# script that changes the status they follow, so they are never out of step with it; reading a
-# page of a filtered list or a league's counts is then a few sorted-set commands
-# (arboretum_worker.matchindex). Matches stored before the indexes existed have no
-# ``position``; ``matchindex.ensure_indexes`` indexes them.
-
-
-def index_keys(league: str, bots: Iterable[str | None]) -> list[str]:
-    """The index sets of a match of ``league`` whose seats hold these bots (names; None for a
-    version the registry does not know), in the order :data:`INDEX_LUA` reads them: the
-    league's five status sets (``MatchStatus`` order) and its retrying set, then for each
-    distinct bot its set of all matches followed by its five status sets."""
-    keys = [Keys.league_status(league, s) for s in MatchStatus]
-    keys.append(Keys.league_retrying(league))
-    for bot in sorted({b for b in bots if b}):
-        keys.append(Keys.league_bot(league, bot))
-        keys += [Keys.league_bot_status(league, bot, s) for s in MatchStatus]
-    return keys
-
-
-_STATUS_NUMBERS = ", ".join(f"{s.value} = {i}" for i, s in enumerate(MatchStatus, 1))
-
-INDEX_LUA = (
-    "local ARENA_STATUS = {"
-    + _STATUS_NUMBERS
-    + "}\n"
-    + """
--- The index keys are always the last ones, KEYS[first] to KEYS[#KEYS] (store.index_keys).
--- True when the match is indexed (it has a position) but the caller passed no index keys: it
--- read the match before the backfill indexed it, and must call again with the keys.
-local function arena_index_stale(match_key, first)
-  return first > #KEYS and redis.call('HEXISTS', match_key, 'position') == 1
-end
--- Put the match in exactly the sets its status (and failure) say now. Idempotent.
-local function arena_index_sync(match_key, first)
-  if first > #KEYS then return end
-  local h = redis.call('HMGET', match_key, 'id', 'position', 'status', 'failure')
-  local id, pos = h[1], h[2]
-  if not id or not pos then return end
-  local want = ARENA_STATUS[h[3]]
-  local function place(base)
-    for s = 1, 5 do
-      if s == want then redis.call('ZADD', KEYS[base + s - 1], pos, id)
-      else redis.call('ZREM', KEYS[base + s - 1], id) end
-    end
-  end
-  place(first)
-  if h[3] == 'queued' and h[4] and h[4] ~= '' then
-    redis.call('ZADD', KEYS[first + 5], pos, id)
-  else
-    redis.call('ZREM', KEYS[first + 5], id)
-  end
-  for g = first + 6, #KEYS, 6 do
-    redis.call('ZADD', KEYS[g], pos, id)
-    place(g + 1)
-  end
-end
-"""
-)
-"""Lua functions that keep a match's index sets; prepend to a script that changes a status."""
-
-INDEX_STALE = -2
-"""What a status script returns when :func:`match_index_keys` must be read again."""
-
-
-def match_index_keys(r: redis.Redis, match_id: str) -> list[str]:
-    """The index keys of a stored match; empty while it is not indexed yet."""
-    league, bots = r.hmget(Keys.match(match_id), ["league", "bots"])
-    if league is None or bots is None:
-        return []
-    return index_keys(as_text(league), json.loads(bots))
-
-
-def version_names(r: redis.Redis, versions: Iterable[str]) -> dict[str, str | None]:
-    """Bot name of each version id (None for a version the registry does not know)."""
-    wanted = sorted(set(versions))
-    pipe = r.pipeline(transaction=False)
-    for vid in wanted:
-        pipe.hget(Keys.version(vid), "name")
-    return {vid: _s(name) for vid, name in zip(wanted, pipe.execute(), strict=True)}
-
-
 # --------------------------------------------------------------------------- matches
 
 
@@ -510,7 +422,7 @@ class MatchRecord:
 # KEYS: match hash, league match list, then the index keys. ARGV: id, league, seats, deal,
 # rotation, seed, status, created, bots, deals, game_seeds, siblings.
 _CREATE_MATCH = (
-    INDEX_LUA
+    indexsets.INDEX_LUA
     + """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 local position = redis.call('RPUSH', KEYS[2], ARGV[1]) - 1
@@ -539,7 +451,7 @@ def create_matches(r: redis.Redis, specs: Iterable[MatchSpec]) -> int:
     for count, spec in enumerate(specs, 1):
         bots = [names[vid] for vid in spec.seats]
         keys = [Keys.match(spec.match_id), Keys.league_matches(spec.league)]
-        keys += index_keys(spec.league, bots)
+        keys += indexsets.index_keys(spec.league, bots)
         args: list[str | int] = [
             spec.match_id,
             spec.league,
@@ -604,7 +516,7 @@ def league_matches(r: redis.Redis, league: str) -> list[str]:
 # A finished match stays finished: its result is final (ratings.record_result sets FINISHED).
 # KEYS: match hash, then its index keys.
 _SET_STATUS = (
-    INDEX_LUA
+    indexsets.INDEX_LUA
     + """
 local cur = redis.call('HGET', KEYS[1], 'status')
 if not cur then return -1 end
@@ -640,9 +552,9 @@ def _set_status(
     ]
     script = r.register_script(_SET_STATUS)
     while True:
-        keys = [Keys.match(match_id), *match_index_keys(r, match_id)]
+        keys = [Keys.match(match_id), *indexsets.match_index_keys(r, match_id)]
         rc = int(script(keys=keys, args=args))
-        if rc != INDEX_STALE:
+        if rc != indexsets.INDEX_STALE:
             break
     if rc < 0:
         raise StoreError(f"no match {match_id!r}")
@@ -749,80 +661,3 @@ def get_result(r: redis.Redis, match_id: str) -> MatchResult | None:
     """The recorded result (written by ``ratings.record_result``), or None."""
     raw = r.get(Keys.result(match_id))
     return None if raw is None else MatchResult.from_json(raw)
-
-
-# --------------------------------------------------------------------------- replays, logs
-
-
-REPLAY_COMPRESSION = 6
-"""zlib level of stored replays (docs/league.md: what a stored game costs)."""
-
-
-def save_replay(r: redis.Redis, match_id: str, game: int, data: bytes | str) -> bool:
-    """Store a game's replay JSON, zlib-compressed; the first one stored wins. True if stored
-    now."""
-    raw = data.encode() if isinstance(data, str) else bytes(data)
-    packed = zlib.compress(raw, REPLAY_COMPRESSION)
-    return bool(r.hsetnx(Keys.replay(match_id), str(int(game)), packed))
-
-
-def _unpack_replay(raw: bytes) -> bytes:
-    # A JSON document starts with "{" (or white space); a zlib stream never does (its first
-    # byte is 0x78 for the default window). Replays stored before compression read as they are.
-    if raw[:1] in (b"{", b" ", b"\n", b"\t", b"\r", b"["):
-        return raw
-    try:
-        return zlib.decompress(raw)
-    except zlib.error as exc:
-        raise StoreError(f"a stored replay is neither JSON nor zlib data: {exc}") from None
-
-
-def get_replay(r: redis.Redis, match_id: str, game: int = 0) -> bytes | None:
-    """A game's replay JSON (decompressed), or None."""
-    raw = r.hget(Keys.replay(match_id), str(int(game)))
-    return None if raw is None else _unpack_replay(_b(raw))
-
-
-def replay_games(r: redis.Redis, match_id: str) -> list[int]:
-    """Game indexes of the match that have a replay."""
-    return sorted(int(k) for k in r.hkeys(Keys.replay(match_id)))
-
-
-_APPEND_CAPPED = """
-local len = redis.call('STRLEN', KEYS[1])
-local cap = tonumber(ARGV[2])
-if len >= cap then return 0 end
-local room = cap - len
-local data = ARGV[1]
-if #data > room then data = string.sub(data, 1, room) end
-redis.call('APPEND', KEYS[1], data)
-return #data
-"""
-
-
-def append_bot_log(
-    r: redis.Redis, match_id: str, seat: int, data: bytes, *, cap: int = BOT_LOG_CAP
-) -> int:
-    """Append to a seat's log, keeping at most ``cap`` bytes in all; returns bytes kept now."""
-    if not data:
-        return 0
-    script = r.register_script(_APPEND_CAPPED)
-    return int(script(keys=[Keys.bot_log(match_id, seat)], args=[data, cap]))
-
-
-def set_bot_log(
-    r: redis.Redis, match_id: str, seat: int, data: bytes, *, cap: int = BOT_LOG_CAP
-) -> int:
-    """Replace a seat's log with the first ``cap`` bytes of ``data`` (one command: sending it
-    twice, as a client does after a broken connection, stores the same); returns bytes kept."""
-    kept = bytes(data[:cap])
-    if kept:
-        r.set(Keys.bot_log(match_id, seat), kept)
-    else:
-        r.delete(Keys.bot_log(match_id, seat))
-    return len(kept)
-
-
-def get_bot_log(r: redis.Redis, match_id: str, seat: int) -> bytes:
-    raw = r.get(Keys.bot_log(match_id, seat))
-    return b"" if raw is None else _b(raw)

@@ -1,0 +1,238 @@
+"""How the referee settles a decision: the decision applied, with its public events, or a fault
+ruled and the fallback applied in its place.
+
+:class:`Rulings` is the part of :class:`~arboretum_server.match.Match` that turns the outcome of a
+pending decision (:mod:`arboretum_server.game`) into the game's next state: an answer in time that
+the engine accepts is applied and the bank charged beyond L; anything else is a fault (``timeout``,
+``disconnect``, ``crash``, ``malformed``, ``illegal``, ``bot_error``), told to the seat, after
+which the engine's fallback decision is applied; at its N-th fault in a game the seat forfeits.
+It also publishes the public events to the match's spectators.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from arboretum import (
+    Decision,
+    DecisionKind,
+    Draw,
+    IllegalDecisionError,
+    NotationError,
+    Play,
+)
+
+from .game import Crashed, Game, Outcome, Pending, TimedOut
+from .matchconfig import MatchConfig
+from .messages import (
+    Discard,
+    EventBody,
+    Fault,
+    FaultKind,
+    FaultNotice,
+    Forfeit,
+    LoggedEvent,
+    Place,
+    SecondDrawSkipped,
+    WatchMessage,
+)
+from .messages import Draw as DrawEvent
+from .seats import Answer, Failure, InvalidMessage, SeatSession
+from .watchers import Watcher
+
+__all__ = ["Rulings"]
+
+log = logging.getLogger(f"{__package__}.match")
+"""The match's log: a fault is a line of its match."""
+
+# Module constants: an enum member looked up on its class costs several times more, and the hot
+# path compares decision kinds a few times per decision.
+_FIRST_DRAW = DecisionKind.FIRST_DRAW
+_PLAY = DecisionKind.PLAY
+
+
+class Rulings:
+    """The settling of a match's decisions, a base of :class:`~arboretum_server.match.Match`,
+    which sets the attributes below."""
+
+    match_id: str
+    config: MatchConfig
+    seats: list[SeatSession]
+    _watchers: set[Watcher]
+    _loop: asyncio.AbstractEventLoop
+
+    def _publish(self, message: WatchMessage) -> None:
+        for watcher in list(self._watchers):
+            watcher.put(message)
+            if watcher.closed:
+                self._watchers.discard(watcher)
+
+    def _emit(self, game: Game, seat: int, turn_number: int, body: EventBody) -> None:
+        event = LoggedEvent(len(game.events), turn_number, seat, body)
+        game.log(event)
+        if self._watchers:
+            self._publish(event.seen_by(None))
+
+    def _apply(
+        self,
+        game: Game,
+        seat: int,
+        decision: Decision,
+        *,
+        ms: float | None,
+        fault: dict[str, str] | None = None,
+    ) -> None:
+        """Apply (validated, recorded) and log the public events; raises the engine's errors."""
+        state = game.state
+        kind = state.decision_kind
+        turn_number = state.turn + 1
+        card = game.recorder.apply(decision, ms=ms, fault=fault)
+        if isinstance(decision, Draw):
+            game.drew(seat, decision.source)
+            self._emit(game, seat, turn_number, DrawEvent(kind, decision.source, card))
+            if kind is _FIRST_DRAW and state.decision_kind is _PLAY:
+                self._emit(game, seat, turn_number, SecondDrawSkipped())
+        else:
+            game.placed(seat, decision.card, decision.cell)
+            self._emit(game, seat, turn_number, Place(decision.card, decision.cell))
+            if decision.discard is not None:
+                self._emit(game, seat, turn_number, Discard(decision.discard))
+
+    def _conclude(self, game: Game, pending: Pending, outcome: Outcome) -> None:
+        """Settle the pending decision with ``outcome``."""
+        game.pending = None
+        try:
+            self._settle(game, pending, outcome)
+        finally:
+            game.changed(pending.seat)  # its clock, faults, cards
+
+    def _settle(self, game: Game, pending: Pending, outcome: Outcome) -> None:
+        seat = pending.seat
+        clock = game.clocks[seat]
+        budget = pending.budget_ms
+        tc = self.config.time_control
+        if isinstance(outcome, Crashed):
+            elapsed = (self._loop.time() - pending.sent_at) * 1000
+            clock.charge(elapsed)
+            self._fault(game, pending, FaultKind.CRASH, outcome.reason, elapsed)
+            return
+        if isinstance(outcome, TimedOut):
+            clock.expire()
+            session = self.seats[seat]
+            if session.stream is None:
+                reason = (
+                    f"no open stream when the time ran out ({budget} ms: {tc.per_decision_ms} ms "
+                    f"+ {pending.bank_before_ms} ms bank); {session.last_disconnect}"
+                )
+                self._fault(game, pending, FaultKind.DISCONNECT, reason, float(budget))
+            else:
+                reason = (
+                    f"no answer within {budget} ms ({tc.per_decision_ms} ms per decision "
+                    f"+ {pending.bank_before_ms} ms bank)"
+                )
+                self._fault(game, pending, FaultKind.TIMEOUT, reason, float(budget))
+            return
+        inbound = outcome.inbound
+        elapsed = (outcome.at - pending.sent_at) * 1000
+        if elapsed > budget:
+            clock.expire()
+            reason = f"the answer came after {elapsed:.0f} ms, over the {budget} ms allowed"
+            self._fault(game, pending, FaultKind.TIMEOUT, reason, elapsed)
+            return
+        clock.charge(elapsed)
+        if isinstance(inbound, InvalidMessage):
+            self._fault(
+                game, pending, FaultKind.MALFORMED, f"invalid message: {inbound.reason}", elapsed
+            )
+            return
+        if isinstance(inbound, Failure):
+            self._fault(game, pending, FaultKind.BOT_ERROR, inbound.reason, elapsed)
+            return
+        self._fault(game, pending, FaultKind.MALFORMED, inbound.reason, elapsed)
+
+    def _settle_answer(self, game: Game, pending: Pending, inbound: Answer, at: float) -> None:
+        """Settle the pending decision with a well-formed answer received at ``at``."""
+        elapsed = (at - pending.sent_at) * 1000
+        clock = game.clocks[pending.seat]
+        if elapsed > pending.budget_ms:
+            clock.expire()
+            reason = (
+                f"the answer came after {elapsed:.0f} ms, over the {pending.budget_ms} ms allowed"
+            )
+            self._fault(game, pending, FaultKind.TIMEOUT, reason, elapsed)
+            return
+        if elapsed > clock.per_decision_ms:
+            clock.charge(elapsed)
+            game.changed(pending.seat)  # its bank
+        if inbound.kind is not pending.kind:
+            reason = (
+                f"the answer is a {inbound.kind.value} decision "
+                f"but a {pending.kind.value} was asked"
+            )
+            self._fault(game, pending, FaultKind.MALFORMED, reason, elapsed)
+            return
+        decision = inbound.decision
+        if isinstance(decision, Play) and (decision.discard is None) == game.state.discard_required:
+            reason = (
+                "answer.decision.play.discard is missing (a discard is required)"
+                if decision.discard is None
+                else "answer.decision.play.discard is set but no discard is allowed "
+                "(the second draw was skipped)"
+            )
+            self._fault(game, pending, FaultKind.MALFORMED, reason, elapsed)
+            return
+        try:
+            self._apply(game, pending.seat, decision, ms=elapsed)
+        except IllegalDecisionError as exc:
+            self._fault(game, pending, FaultKind.ILLEGAL, str(exc), elapsed)
+        except NotationError as exc:
+            self._fault(game, pending, FaultKind.MALFORMED, str(exc), elapsed)
+
+    def _fault(
+        self, game: Game, pending: Pending, kind: FaultKind, reason: str, elapsed_ms: float
+    ) -> None:
+        seat = pending.seat
+        state = game.state
+        game.faults[seat] += 1
+        game.changed(seat)
+        faults = game.faults[seat]
+        forfeits = faults >= self.config.fault_policy.faults_to_forfeit
+        log.info(
+            "match %s seat %d: %s fault on decision %d (%d in game %d): %s",
+            self.match_id,
+            seat,
+            kind.value,
+            pending.number,
+            faults,
+            game.index,
+            reason,
+        )
+        turn_number = state.turn + 1
+        self._emit(game, seat, turn_number, Fault(kind, pending.kind, pending.number, faults))
+        fallback = state.fallback_decision()
+        self._apply(
+            game, seat, fallback, ms=elapsed_ms, fault={"kind": kind.value, "reason": reason}
+        )
+        session = self.seats[seat]
+        if session.stream is not None:
+            session.stream.send(
+                FaultNotice(
+                    decision_number=pending.number,
+                    game_index=game.index,
+                    decision_kind=pending.kind,
+                    kind=kind,
+                    reason=reason,
+                    fallback=fallback,
+                    faults=faults,
+                    forfeited=forfeits,
+                )
+            )
+            closing = session.stream.closing
+            if closing is not None:
+                session.stream.end(closing.status, closing.message)
+        if forfeits:
+            game.recorder.forfeit(seat, f"{faults} faults in this game (last: {kind.value})")
+            game.changed()
+            self._emit(game, seat, turn_number, Forfeit(faults))
+            log.info("match %s seat %d: forfeits game %d", self.match_id, seat, game.index)
