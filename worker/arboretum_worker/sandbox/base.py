@@ -172,6 +172,24 @@ def _group_processes(pgid: int) -> list[int]:
     return pids
 
 
+def _pin_namespace(init_pid: int | None, inode: int | None) -> int | None:
+    """An open descriptor of the sandbox's pid namespace (the one of ``init_pid``, numbered
+    ``inode``), or None if it is gone. While it is open the namespace's number stays its own: the
+    kernel gives a freed namespace's number to the next new one, so without it the cleanup of a
+    sandbox whose init has died could find, by that number, the processes of a sandbox another
+    match has just started, and kill them."""
+    if init_pid is None or inode is None:
+        return None
+    try:
+        fd = os.open(f"/proc/{init_pid}/ns/pid", os.O_RDONLY)
+    except OSError:
+        return None
+    if os.fstat(fd).st_ino != inode:  # not the same namespace any more
+        os.close(fd)
+        return None
+    return fd
+
+
 def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
@@ -271,6 +289,10 @@ class SandboxedBot:
         self._capture = capture
         self._pidns = sandbox_pidns
         self._init_pid = sandbox_init_pid
+        self._pidns_fd = _pin_namespace(sandbox_init_pid, sandbox_pidns)
+        if self._pidns_fd is None:
+            # gone already (with every process in it): its number may be another sandbox's now
+            self._pidns = None
         self._slot = uid_slot
         self._uid = uid_slot.uid if uid_slot else None
         self._closed = False
@@ -369,6 +391,9 @@ class SandboxedBot:
         if self._capture is not None:
             self._capture.join(5.0)
         self._closed = True
+        if self._pidns_fd is not None:
+            os.close(self._pidns_fd)
+            self._pidns_fd = None
         if self._slot is not None:
             self._slot.release()
         if left:
