@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import redis
 
+from arboretum import verify_replay
 from arboretum_worker import live
 from arboretum_worker.play import MatchPlan, SeatPlan, run_play_match
 from arboretum_worker.sandbox import make_runner
@@ -70,11 +71,12 @@ def _play(
     forfeit_at: int = 3,
     watched: bool | None = True,
     on_start: Any = None,
+    folder: Path | None = None,
 ) -> Any:
     """Play a match as the league's job does, with the publisher; ``bots``: (path or built-in
     name, built-in?). ``watched``: marked as watched before it starts (as the web marks a match
     it relays; None: Redis is left alone). ``on_start(seat, log path)``: called as each seat's bot
-    is started."""
+    is started. ``folder``: the match directory, kept (default: a temporary one, removed)."""
     if watched is not None:
         r.delete(live.live_key(match_id), live.watched_key(match_id))
     if watched:
@@ -100,6 +102,11 @@ def _play(
             name=f"live-test-{seat}",
         )  # fmt: skip
 
+    if folder is not None:
+        return run_play_match(
+            plan, folder, start_bot, deadline_s=120, output_cap=10_000,
+            live=live.LivePublisher(r, match_id),
+        )  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="lv-") as tmp:
         return run_play_match(
             plan,
@@ -117,6 +124,26 @@ def test_a_match_nobody_watches_writes_nothing(r: redis.Redis) -> None:
     )
     assert outcome.status == "finished" and len(outcome.replays) == 2
     assert not r.exists(live.live_key("live-unwatched"))
+
+
+def test_the_private_referee_writes_no_replay_files(r: redis.Redis, tmp_path: Path) -> None:
+    """The job fetches the replays over gRPC: the match directory gets no replay file (the
+    directory is removed after the match, so one would be written for nothing), and the
+    fetched replays verify, each the game of its seed."""
+    folder = tmp_path / "match"
+    folder.mkdir()
+    outcome = _play(
+        r, "no-files", [("random", True), ("greedy", True)], games=2, watched=False, folder=folder
+    )
+    assert outcome.status == "finished" and len(outcome.replays) == 2
+    written = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    assert not [name for name in written if name.endswith(".json")], written
+    assert any(name.startswith("seat0") for name in written), written  # the folder was used
+    for game, text in zip(outcome.games, outcome.replays, strict=True):
+        doc = json.loads(text)
+        assert doc["seed"] == str(game.seed) and doc["game_index"] == game.game_index
+        result = verify_replay(doc)
+        assert list(result.ranks) == list(game.ranks)
 
 
 def test_a_match_first_watched_in_its_middle_is_written_from_its_start(

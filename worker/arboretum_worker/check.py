@@ -141,7 +141,7 @@ async def _exchange(
     socket_path = folder / SOCKET_NAME
     admin = secrets.token_urlsafe(24)
     metadata = ((ADMIN_METADATA, admin),)
-    referee = await start_private_referee(socket_path, admin, None)
+    referee = await start_private_referee(socket_path, admin)
     bot: SandboxedBot | None = None
     opponent: asyncio.Future[Any] | None = None
     quiet: _OpponentNotices | None = None

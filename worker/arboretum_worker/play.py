@@ -5,9 +5,10 @@ the outcome: it starts a grpc.aio referee (``arboretum_server``) listening on th
 ``<match dir>/referee.sock``, creates the match over gRPC with the admin token, starts each seat's
 bot in its sandbox with the seat token (the match directory is mounted into the sandboxes, so the
 bots reach the socket), waits for the match to end, fetches the results (``GetMatch``) and every
-game's replay (``GetReplay``), and in any case kills the sandboxes and stops the referee. A match
-may be a series of games (one seed each, ``MatchPlan.game_seeds``); a seat whose process exits
-during a series gets a fresh one (see :func:`_wait_for_end`).
+game's replay (``GetReplay``, from the referee's memory: it writes no replay files), and in any
+case kills the sandboxes and stops the referee. A match may be a series of games (one seed each,
+``MatchPlan.game_seeds``); a seat whose process exits during a series gets a fresh one (see
+:func:`_wait_for_end`).
 
 It must run in the process that plays the match: rq forks a work horse per job, and neither a
 gRPC channel nor an asyncio loop survives a fork, so they are all created here, inside the job.
@@ -177,7 +178,7 @@ async def play_match(
     started = time.monotonic()
     socket_path = match_dir / SOCKET_NAME
     admin_token = secrets.token_urlsafe(24)
-    referee = await start_private_referee(socket_path, admin_token, match_dir)
+    referee = await start_private_referee(socket_path, admin_token)
     bots: list[Any] = []
     retired: list[list[str]] = [[] for _ in plan.seats]
     """Per seat, the output of each process that exited before the match ended."""

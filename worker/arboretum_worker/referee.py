@@ -28,16 +28,18 @@ class PrivateReferee(Protocol):
     def unwatch(self, match_id: str, watcher: Any) -> None: ...
 
 
-async def start_private_referee(
-    socket_path: Path, admin_token: str, replay_dir: Path | None
-) -> PrivateReferee:
-    """Start a referee listening only on ``unix:<socket_path>``, with this admin token."""
+async def start_private_referee(socket_path: Path, admin_token: str) -> PrivateReferee:
+    """Start a referee listening only on ``unix:<socket_path>``, with this admin token.
+
+    It writes no replay files: whoever needs a game's replay fetches it over gRPC (``GetReplay``)
+    from the referee's memory (a match job does, and stores it in Redis), and files in the match
+    directory would be deleted with it unread."""
     from arboretum_server import Settings, start_referee
 
     settings = Settings(
         listen=(f"unix:{socket_path}",),
         admin_token=admin_token,
-        replay_dir=replay_dir,
+        replay_dir=None,
         max_matches=4,
         keep_finished=16,
     )
