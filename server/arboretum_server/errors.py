@@ -7,7 +7,7 @@
      ├── BindError              a listen address that cannot be bound (no status: exit 1)
      └── RequestError           an error answered to a client, with its gRPC status name
           ├── InvalidArgument   (also ValueError) INVALID_ARGUMENT: malformed message, bad config
-          ├── Unauthenticated   UNAUTHENTICATED: Play without a token, or an unknown token
+          ├── Unauthenticated   UNAUTHENTICATED: Play without one token, or an unknown token
           ├── PermissionDenied  PERMISSION_DENIED: an admin call without the admin token
           ├── NotFound          NOT_FOUND: unknown match, or a game not started
           ├── AlreadyConnected  ALREADY_EXISTS: a second live stream for a seat

@@ -35,6 +35,7 @@ from .errors import (
     NotFound,
     PermissionDenied,
     RequestError,
+    Unauthenticated,
 )
 from .match import Match
 from .messages import BotMessage, is_over
@@ -63,11 +64,30 @@ CANCEL_WAIT_S = 5.0
 END_LINGER_S = 1.0
 
 
+def _metadata_values(metadata: Sequence[tuple[str, Any]] | None, key: str) -> list[str]:
+    """Every value of ``key`` in ``metadata``, in the order sent."""
+    return [
+        value if isinstance(value, str) else value.decode("utf-8", "replace")
+        for name, value in metadata or ()
+        if name == key
+    ]
+
+
 def _metadata(metadata: Sequence[tuple[str, Any]] | None, key: str) -> str | None:
-    for name, value in metadata or ():
-        if name == key:
-            return value if isinstance(value, str) else value.decode("utf-8", "replace")
-    return None
+    values = _metadata_values(metadata, key)
+    return values[0] if values else None
+
+
+def _seat_token(metadata: Sequence[tuple[str, Any]] | None) -> str | None:
+    """The one seat token of a ``Play`` call, None without one; more than one value of the
+    header is refused, so that no token is taken over another by its place in the metadata."""
+    values = _metadata_values(metadata, SEAT_TOKEN_HEADER)
+    if len(values) > 1:
+        raise Unauthenticated(
+            f"Play takes exactly one seat token in the {SEAT_TOKEN_HEADER} metadata "
+            f"(got {len(values)} values)"
+        )
+    return values[0] if values else None
 
 
 class Auth:
@@ -314,7 +334,7 @@ class BotServicer:
         self.registry = registry
 
     async def Play(self, requests: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> None:
-        token = _metadata(context.invocation_metadata(), SEAT_TOKEN_HEADER)
+        token = _seat_token(context.invocation_metadata())
         match, seat = self.registry.resolve(token)
         remaining = context.time_remaining()
         if remaining is not None and remaining < MIN_STREAM_DEADLINE_S:

@@ -43,13 +43,15 @@ def _serialize(message: Any) -> bytes:
     return message if isinstance(message, bytes) else message.SerializeToString()
 
 
-def play_call(channel: grpc.aio.Channel, token: str | None, **kwargs: Any) -> Any:
+def play_call(channel: grpc.aio.Channel, token: str | tuple[str, ...] | None, **kwargs: Any) -> Any:
+    """A ``Play`` call with the seat token (none, or several values of the header)."""
     method = channel.stream_stream(
         PLAY_METHOD,
         request_serializer=_serialize,
         response_deserializer=bot_pb2.RefereeMessage.FromString,
     )
-    metadata = (("x-arena-token", token),) if token is not None else ()
+    tokens = () if token is None else (token,) if isinstance(token, str) else token
+    metadata = tuple(("x-arena-token", t) for t in tokens)
     return method(metadata=metadata, **kwargs)
 
 

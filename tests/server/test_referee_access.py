@@ -284,6 +284,36 @@ def test_cancel_a_running_match(tmp_path: Path) -> None:
     asyncio.run(main())
 
 
+def test_play_with_more_than_one_token_is_refused(tmp_path: Path) -> None:
+    """Two values of x-arena-token are refused before either is looked at, whichever comes
+    first; the seat is left free for the call that sends one."""
+
+    async def main() -> None:
+        ref = await referee(tmp_path)
+        try:
+            async with grpc.aio.insecure_channel(ref.address) as channel:
+                stub = match_pb2_grpc.MatchServiceStub(channel)
+                created = await create_match(stub, 2, per_decision_ms=1000, bank_ms=1000)
+                t0, t1 = (t.token for t in created.seat_tokens)
+                for tokens in ((t0, t0), (t0, t1), (t0, "made-up-token-123456"), (t1, t0, t1)):
+                    details = await expect_code(
+                        grpc.StatusCode.UNAUTHENTICATED, first_message(play_call(channel, tokens))
+                    )
+                    assert details == (
+                        "Play takes exactly one seat token in the x-arena-token metadata "
+                        f"(got {len(tokens)} values)"
+                    )
+                seats = (await get_match(stub, created.match_id)).seats
+                assert [s.connected for s in seats] == [False, False]
+                call = play_call(channel, t0)
+                assert (await call.read()).WhichOneof("kind") == "match_start"
+                call.cancel()
+        finally:
+            await ref.stop()
+
+    asyncio.run(main())
+
+
 def test_port_conflict_fails_loudly(tmp_path: Path) -> None:
     async def main() -> None:
         first = await referee(tmp_path)
