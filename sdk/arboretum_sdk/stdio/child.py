@@ -23,17 +23,23 @@ messages built by :mod:`arboretum_sdk.stdio.lines`).
 - The child gets this process's environment without the seat token (``ARENA_TOKEN``): it
   reaches the referee only through this bridge; under a memory limit, ``NODE_OPTIONS`` gives
   Node.js a heap limit under it (:func:`node_heap_option`).
+- **This process's memory is closed to the child.** Before the child starts, the bridge makes
+  itself non-dumpable (:func:`close_memory`), so that a child of the same user can neither read
+  its memory (``/proc/<bridge>/mem``, ``/environ``, ``process_vm_readv``) nor ``ptrace`` it, and
+  so cannot find the seat token there. The child's own ``execve`` makes the child dumpable again.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import logging
 import os
 import resource
 import select
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -53,6 +59,7 @@ __all__ = [
     "NODE_HEAP_SHARE",
     "STDERR_CAP",
     "StdioBot",
+    "close_memory",
     "node_heap_option",
 ]
 
@@ -76,6 +83,7 @@ NODE_HEAP_SHARE = 0.8
 _READ = 65536
 _PENDING, _ANSWERED, _OVER = "pending", "answered", "over"
 _KEEP_IDS = 64
+_PR_SET_DUMPABLE = 4
 _OUT_OF_TURN = "the bot wrote a line while no decision was asked (out of turn)"
 
 
@@ -146,6 +154,7 @@ class StdioBot(Bot):
         """Start the child (once) and write ``hello``; :class:`BotLoadError` if it cannot."""
         if self._proc is not None:
             return
+        close_memory()
         try:
             proc = subprocess.Popen(
                 self.argv,
@@ -511,6 +520,28 @@ class StdioBot(Bot):
 
     def __repr__(self) -> str:
         return f"<StdioBot {self.command!r}>"
+
+
+def close_memory() -> bool:
+    """Make this process non-dumpable (``prctl(PR_SET_DUMPABLE, 0)``), for good: a process of
+    the same user without ``CAP_SYS_PTRACE`` (the bridge's child) can then neither ``ptrace``
+    it nor read its memory (``/proc/<pid>/mem``, ``/proc/<pid>/environ``, ``/proc/<pid>/maps``,
+    ``process_vm_readv``), and its ``/proc/<pid>`` files belong to root. It also writes no core
+    dump. True when done; False, with a warning in the log, where it cannot be (not Linux)."""
+    if not sys.platform.startswith("linux"):
+        log.warning("the bridge's memory stays open to its child: no prctl on %s", sys.platform)
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        failed = libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0
+    except (OSError, AttributeError) as exc:
+        log.warning("the bridge's memory stays open to its child: %s", exc)
+        return False
+    if failed:
+        reason = os.strerror(ctypes.get_errno())
+        log.warning("the bridge's memory stays open to its child: prctl failed: %s", reason)
+        return False
+    return True
 
 
 def node_heap_option(env: dict[str, str]) -> None:
