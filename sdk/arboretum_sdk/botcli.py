@@ -104,7 +104,9 @@ def register(bot_subparsers: Any) -> None:
         "named by the sha256 of its files. Authors submit to a league's web server with "
         f"--server URL and their author token (--token, --token-file or ${AUTHOR_TOKEN_ENV}); "
         "the server checks the bot in its sandbox. Operators with the league installed "
-        "(arboretum-league) submit straight to its Redis by leaving out --server.",
+        "(arboretum-league) submit straight to its Redis by leaving out --server. Either way a "
+        "bot gets at most $ARENA_SUBMIT_QUOTA new versions a UTC day (the operator's setting, "
+        "default 5; 0 lifts it).",
     )
     p.add_argument(
         "path",

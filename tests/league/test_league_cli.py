@@ -3,11 +3,13 @@ in-process: what they print, and their clear errors on bad input."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import redis
 
 from arboretum_sdk.cli import main
-from arboretum_worker import league, ratings, registry, store
+from arboretum_worker import board, fit, league, ratings, registry, store
 
 
 def _arena(url: str, *args: str) -> int:
@@ -51,7 +53,7 @@ def test_bad_leagues_are_refused_clearly(
     assert "league empty: no results yet" in capsys.readouterr().out
 
 
-def test_leaderboard_leads_with_the_live_rating_and_its_interval(
+def test_leaderboard_leads_with_the_fitted_rating_ranked_by_its_lower_end(
     r: redis.Redis, redis_url: str, bots: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert _arena(redis_url, "league", "create", "lb", "--bots", *bots, "--players", "3") == 0
@@ -67,14 +69,55 @@ def test_leaderboard_leads_with_the_live_rating_and_its_interval(
     capsys.readouterr()
     assert _arena(redis_url, "leaderboard", "--league", "lb") == 0
     out = capsys.readouterr().out
-    assert "live rating with its 95% interval" in out
+    assert "fitted rating, ranked by the lower end of its 95% interval" in out
     lines = out.splitlines()
     header = lines[1].split()
-    assert header[:6] == ["#", "bot", "version", "rating", "±", "95%"]
+    assert header[:8] == ["#", "bot", "version", "fitted", "±", "95%", "lower", "end"]
     rows = [line.split() for line in lines[3:]]
-    board = ratings.standings(r, "lb")
+    fitted = {f.version: f for f in fit.fit_ratings(ratings.results_in_order(r, "lb"))}
+    live = {s.version: s for s in ratings.standings(r, "lb")}
     assert [row[1] for row in rows] == ["random", "greedy", "third"]  # random won 3 of 4
-    for row, standing in zip(rows, board, strict=True):
-        assert row[2] == standing.version[:12]
-        assert row[3] == f"{standing.live.mu:.0f}" and row[5] == f"{standing.live.half_width:.0f}"
-        assert row[6] == f"{standing.elo:.1f}"
+    for row, vid in zip(rows, [vids[0], vids[1], vids[2]], strict=True):
+        assert row[2] == vid[:12]
+        f = fitted[vid]
+        assert row[3] == f"{f.elo:.0f}?"  # provisional: 4 games
+        assert row[5] == f"{(f.upper - f.lower) / 2:.0f}" and row[6] == f"{f.lower:.0f}"
+        assert row[7] == f"{live[vid].live.mu:.0f}" and row[8] == f"{live[vid].elo:.1f}"
+    # the fit is stored with the results it covers, and made again after a new result
+    assert board.stored_fit(r, "lb") == board.StoredFit(4, fitted)
+    ratings.record_result(
+        r,
+        store.MatchResult(
+            "m9", "lb", tuple(vids), (store.GameOutcome((3, 2, 1), (0,) * 3, (0,) * 3),)
+        ),
+    )
+    assert _arena(redis_url, "leaderboard", "--league", "lb") == 0
+    stored = board.stored_fit(r, "lb")
+    assert stored is not None and stored.seq == 5
+    assert stored.ratings == {
+        f.version: f for f in fit.fit_ratings(ratings.results_in_order(r, "lb"))
+    }
+
+
+def test_submit_over_the_daily_quota_is_one_line(
+    r: redis.Redis,
+    redis_url: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The operator's `arena bot submit` (straight to Redis) keeps the same quota; it is refused
+    before the sandbox check runs."""
+    monkeypatch.setenv("ARENA_SUBMIT_QUOTA", "1")
+    registry.add_version(r, "mine", b"x = 1\n", quota=1)
+    bot = tmp_path / "mine.py"
+    bot.write_bytes(b"x = 2\n")
+    assert _arena(redis_url, "bot", "submit", str(bot), "--name", "mine") == 1
+    err = capsys.readouterr().err
+    assert err.startswith("arena: bot refused: bot 'mine' has had its 1 new version today")
+    assert err.count("\n") == 1 and len(registry.versions(r, "mine")) == 1
+    monkeypatch.setenv("ARENA_SUBMIT_QUOTA", "lots")
+    assert _arena(redis_url, "bot", "submit", str(bot), "--name", "mine") == 1
+    assert capsys.readouterr().err == (
+        "arena: ARENA_SUBMIT_QUOTA must be a whole number >= 0 (0: no quota), not 'lots'\n"
+    )

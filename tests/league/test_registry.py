@@ -132,3 +132,41 @@ def test_check_hook_runs_before_storing(r: redis.Redis) -> None:
     vid = registry.add_version(r, "alpha", BOT, check=accept)
     assert seen == [{"bot.py"}]
     assert registry.add_version(r, "alpha", BOT, check=reject) == vid  # known: not re-checked
+
+
+def test_a_bot_gets_at_most_its_quota_of_new_versions_a_utc_day(r: redis.Redis) -> None:
+    checked: list[Path] = []
+    morning = 1796205600.0  # 2026-12-02 10:00 UTC
+    first = registry.add_version(r, "mine", b"x = 1\n", quota=2, now=morning, check=checked.append)
+    registry.add_version(r, "mine", b"x = 2\n", quota=2, now=morning + 60, check=checked.append)
+    assert registry.submissions_today(r, "mine", now=morning) == 2
+    with pytest.raises(registry.QuotaExceededError) as over:
+        registry.add_version(r, "mine", b"x = 3\n", quota=2, now=morning, check=checked.append)
+    assert over.value.retry_after == 14 * 3600  # until midnight UTC
+    assert str(over.value) == (
+        "bot 'mine' has had its 2 new versions today (at most 2 a UTC day): the next one is "
+        "accepted in 14 h 0 min"
+    )
+    assert len(checked) == 2  # refused before the check runs
+    assert len(registry.versions(r, "mine")) == 2
+    # files that are already a version store and count nothing, so they are never refused
+    assert registry.add_version(r, "mine", b"x = 1\n", quota=2, now=morning) == first
+    # the next day, and for another bot, there is room again; a quota of 0 is none
+    registry.add_version(r, "mine", b"x = 3\n", quota=2, now=morning + 14 * 3600)
+    registry.add_version(r, "other", b"y = 1\n", quota=2, now=morning)
+    for n in range(3):
+        registry.add_version(r, "free", f"z = {n}\n".encode(), quota=0, now=morning)
+    assert registry.submissions_today(r, "free", now=morning) == 3
+    key = store.Keys.bot_submitted("mine", "2026-12-02")
+    assert 0 < r.ttl(key) <= 2 * 86400
+    with pytest.raises(RegistryError, match="a quota is 0"):
+        registry.add_version(r, "mine", b"x = 9\n", quota=-1)
+
+
+def test_the_quota_setting_from_the_environment() -> None:
+    assert registry.quota_from_env({}) == registry.DEFAULT_SUBMIT_QUOTA == 5
+    assert registry.quota_from_env({"ARENA_SUBMIT_QUOTA": "12"}) == 12
+    assert registry.quota_from_env({"ARENA_SUBMIT_QUOTA": "0"}) == 0
+    for bad in ("-1", "five", "2.5"):
+        with pytest.raises(RegistryError, match="ARENA_SUBMIT_QUOTA must be a whole number"):
+            registry.quota_from_env({"ARENA_SUBMIT_QUOTA": bad})

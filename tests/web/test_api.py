@@ -46,21 +46,25 @@ def test_leaderboard_matches_stored_ratings(client: Any, r: redis.Redis, demo: D
     assert body["league"] == "demo"
     live = ratings.ratings(r, "demo")
     fitted = {f.version: f for f in fit.fit_ratings(ratings.results_in_order(r, "demo"))}
+    seq = int(r.get(store.Keys.elo_seq("demo")) or 0)
+    assert body["results"] == body["fitted_results"] == seq > 0
+    assert body["ranked_by"] == "conservative" and body["provisional_half_width"] == 100.0
     rows = body["rows"]
-    # latest version per bot only: oakheart's v1 is hidden
+    # one row per bot: every demo version is provisional (few games), so each bot's newest
     assert sorted(row["bot"] for row in rows) == ["oakheart", "random", "sapling"]
     assert [row["rank"] for row in rows] == [1, 2, 3]
-    # ordered by the live rating, best first, as `arena leaderboard`
-    skills = {row.version: row.live for row in ratings.standings(r, "demo")}  # on the anchor
-    order = [row.version for row in ratings.standings(r, "demo")]
-    assert [row["version"] for row in rows] == [
-        v for v in order if v in {x["version"] for x in rows}
-    ]
-    assert [row["live_rating"] for row in rows] == sorted(
-        (row["live_rating"] for row in rows), reverse=True
+    # led by the fitted rating, ranked by its interval's lower end, as `arena leaderboard`
+    assert [row["conservative"] for row in rows] == sorted(
+        (fitted[row["version"]].lower for row in rows), reverse=True
     )
+    skills = {row.version: row.live for row in ratings.standings(r, "demo")}  # on the anchor
     for row in rows:
         vid = row["version"]
+        assert row["fitted_rating"] == pytest.approx(fitted[vid].elo)
+        assert row["fitted_low"] == pytest.approx(fitted[vid].lower) == row["conservative"]
+        assert row["fitted_high"] == pytest.approx(fitted[vid].upper)
+        assert row["provisional"] is (fitted[vid].upper - fitted[vid].lower > 200)
+        assert row["provisional"] is True
         assert row["live_rating"] == skills[vid].mu
         assert row["live_low"] == skills[vid].lower < row["live_rating"] < row["live_high"]
         assert row["live_high"] == skills[vid].upper
@@ -69,11 +73,10 @@ def test_leaderboard_matches_stored_ratings(client: Any, r: redis.Redis, demo: D
         assert row["games"] == st.games
         assert row["win_rate"] == pytest.approx(st.win_share / st.games)
         assert row["last_played"] == pytest.approx(st.last_played)
-        assert row["rating"] == pytest.approx(fitted[vid].elo)
-        assert row["rating_low"] == pytest.approx(fitted[vid].lower)
-        assert row["rating_high"] == pytest.approx(fitted[vid].upper)
-        assert row["latest"] is True
+        assert row["latest"] is True and row["counted"] is True
         assert registry.latest(r, row["bot"]) == vid
+    # one name per number: no field is plainly "rating"
+    assert not {"rating", "rating_low", "rating_high"} & set(rows[0])
 
 
 def test_leaderboard_all_versions_and_by_league(client: Any, demo: DemoData) -> None:
@@ -81,6 +84,8 @@ def test_leaderboard_all_versions_and_by_league(client: Any, demo: DemoData) -> 
     assert len(body["rows"]) == 4
     old = [row for row in body["rows"] if not row["latest"]]
     assert [(row["bot"], row["version_index"]) for row in old] == [("oakheart", 1)]
+    assert [row["counted"] for row in old] == [False]  # the bot's row is its newest here
+    assert sum(row["counted"] for row in body["rows"]) == 3
     same = client.get("/api/v1/leagues/demo/leaderboard?all_versions=true").json()
     assert same["rows"] == body["rows"]
 

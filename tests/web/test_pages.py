@@ -10,7 +10,7 @@ import pytest
 import redis
 
 from arboretum_web.demo import DemoData
-from arboretum_worker import ratings, registry, replays, store
+from arboretum_worker import fit, ratings, registry, replays, store
 
 
 def _ok(resp: Any) -> str:
@@ -24,19 +24,27 @@ def _ok(resp: Any) -> str:
 def test_leaderboard_page(client: Any, r: redis.Redis, demo: DemoData) -> None:
     html = _ok(client.get("/"))
     rows = re.findall(r'<tr data-version="([0-9a-f]{64})"', html)
-    # led by the live rating, best first, as `arena leaderboard`
-    expected = [row.version for row in ratings.standings(r, "demo")]
+    # led by the fitted rating, ranked by the lower end of its interval, as `arena leaderboard`
+    fitted = {f.version: f for f in fit.fit_ratings(ratings.results_in_order(r, "demo"))}
+    expected = sorted(fitted, key=lambda v: (-fitted[v].lower, v))
     latest = {registry.latest(r, name) for name in ("oakheart", "sapling", "random")}
     assert rows == [v for v in expected if v in latest]
     live = {row.version: row.live for row in ratings.standings(r, "demo")}
+    assert "Fitted rating (95%)" in html and "Live rating" in html
+    assert "Rating (95%)" not in html.replace("Fitted rating (95%)", "")
+    assert "ranked by the lower end" in html
     for vid in rows:
         assert f"{ratings.rating(r, 'demo', vid):.1f}" in html
-        cell = re.search(
-            rf'data-version="{vid}".*?<td class="num rating live">(.*?)</td>', html, re.S
-        )
-        assert cell is not None
-        shown = re.sub(r"<[^>]+>", "", cell.group(1))
-        assert shown == f"{live[vid].mu:.0f} ± {live[vid].half_width:.0f}"
+        cells = {}
+        for kind in ("live", "fit"):
+            cell = re.search(
+                rf'data-version="{vid}".*?<td class="num rating {kind}">(.*?)</td>', html, re.S
+            )
+            assert cell is not None
+            cells[kind] = re.sub(r"<[^>]+>", "", cell.group(1))
+        assert cells["live"] == f"{live[vid].mu:.0f} ± {live[vid].half_width:.0f}"
+        half = (fitted[vid].upper - fitted[vid].lower) / 2
+        assert cells["fit"] == f"{fitted[vid].elo:.0f}? ± {half:.0f}"  # provisional: few games
     all_rows = re.findall(r'<tr data-version="([0-9a-f]{64})"', _ok(client.get("/?all=1")))
     assert all_rows == expected
     assert _ok(client.get("/?league=demo")).count("data-version") == 3

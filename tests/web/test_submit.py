@@ -17,6 +17,8 @@ from arboretum_web.app import WebSettings, create_app
 from arboretum_web.screenshots import serve_in_thread
 from arboretum_worker import registry, store
 
+from .test_pages import csrf_of
+
 BOT = b"from arboretum_sdk.bots.random_bot import RandomBot\n\n\nclass Mine(RandomBot):\n    pass\n"
 
 
@@ -342,3 +344,62 @@ def test_a_folder_with_a_manifest_and_no_bot_py_is_accepted(client: Any, r: redi
     )
     assert resp.status_code == 201, resp.text
     assert store.get_version_files(r, resp.json()["version"]) == files
+
+
+def test_over_the_daily_quota_an_upload_is_429_with_retry_after(
+    r: redis.Redis, tmp_path: Path, check: Any
+) -> None:
+    """The quota of new versions a bot gets a UTC day: through the API, the upload page and the
+    SDK's `arena bot submit --server` (one `arena:` line, exit 1)."""
+    import os
+    import subprocess
+    import sys
+
+    from starlette.testclient import TestClient
+
+    token = authors.add_author(r, "alice")
+    app = create_app(WebSettings(check=check, submit_quota=2), client=r)
+
+    def upload(c: Any, n: int) -> Any:
+        source = BOT + f"# re-roll {n}\n".encode()
+        return c.post(
+            "/api/v1/bots/mine/versions", files={"file": ("m.py", source)}, headers=_auth(token)
+        )
+
+    with TestClient(app, raise_server_exceptions=False) as c:
+        assert [upload(c, n).status_code for n in (1, 2)] == [201, 201]
+        checked = len(check.paths)
+        over = upload(c, 3)
+        assert over.status_code == 429, over.text
+        assert 0 < int(over.headers["Retry-After"]) <= 86400
+        message = over.json()["error"]["message"]
+        assert message.startswith("bot 'mine' has had its 2 new versions today (at most 2 a UTC")
+        assert len(check.paths) == checked  # refused before the sandbox check
+        assert len(registry.versions(r, "mine")) == 2
+        assert upload(c, 1).status_code == 200  # an existing version is no new version
+        # the upload page says the same, with the same status
+        c.cookies.set("arena_token", token)
+        csrf = csrf_of(c.get("/upload").text)
+        page = c.post(
+            "/upload",
+            data={"name": "mine", "csrf": csrf},
+            files={"file": ("m.py", BOT + b"# re-roll 4\n")},
+        )
+        assert page.status_code == 429 and "has had its 2 new versions today" in page.text
+        assert int(page.headers["Retry-After"]) > 0
+    bot = tmp_path / "mine.py"
+    bot.write_bytes(BOT + b"# re-roll 5\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "ARENA_AUTHOR_TOKEN")}
+    with serve_in_thread(app) as base:
+        done = subprocess.run(
+            [sys.executable, "-m", "arboretum_sdk.cli", "bot", "submit", str(bot)]
+            + ["--name", "mine", "--server", base, "--token", token],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.count("\n") == 1
+    assert done.stderr.startswith("arena: 429: bot 'mine' has had its 2 new versions today")
+    assert len(registry.versions(r, "mine")) == 2

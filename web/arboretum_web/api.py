@@ -16,6 +16,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from arboretum_worker import registry, replays, store
+from arboretum_worker.board import PROVISIONAL_HALF_WIDTH
 
 from . import live, queries, sprt
 from .config import default_check
@@ -88,15 +89,23 @@ def leaderboard(request: Request) -> JSONResponse:
     all_versions = bool_param(request, "all_versions")
     name = request.path_params.get("name")
     name = load_league(r, name).name if name else league_param(request)
-    rows = (
-        []
+    board = (
+        None
         if name is None
-        else queries.leaderboard(
+        else queries.leaderboard_of(
             r, name, request.app.state.settings.fits, all_versions=all_versions
         )
     )
     return _json(
-        {"league": name, "all_versions": all_versions, "rows": [row.to_json() for row in rows]}
+        {
+            "league": name,
+            "all_versions": all_versions,
+            "ranked_by": "conservative",
+            "provisional_half_width": PROVISIONAL_HALF_WIDTH,
+            "results": board.results if board else 0,
+            "fitted_results": board.fitted if board else 0,
+            "rows": [row.to_json() for row in board.rows] if board else [],
+        }
     )
 
 

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from arboretum_worker import registry
+
 from .queries import FitCache
 
 __all__ = ["SubmitCheck", "WebSettings", "default_check"]
@@ -29,6 +31,9 @@ class WebSettings:
     """Live games are shown this many turns late (:mod:`.live`)."""
     live_max_viewers: int = 2000
     """Live streams open at once in this process; past that a viewer gets 503."""
+    submit_quota: int = field(default_factory=registry.quota_from_env)
+    """New versions a bot may get a UTC day (``$ARENA_SUBMIT_QUOTA``, default 5; 0: no limit);
+    over it an upload gets 429 with Retry-After."""
     fits: FitCache = field(default_factory=FitCache)
 
 

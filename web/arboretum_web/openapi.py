@@ -103,7 +103,9 @@ GAME_P = _param(
     "game", "path", {"type": "integer", "minimum": 0, "maximum": MAX_GAME}, "game index, from 0"
 )
 SEAT_P = _param("seat", "path", {"type": "integer", "minimum": 0, "maximum": 3}, "seat, from 0")
-ALL_VERSIONS_Q = _param("all_versions", "query", _BOOL, "every version, not only the latest")
+ALL_VERSIONS_Q = _param(
+    "all_versions", "query", _BOOL, "every version that played, not only each bot's row"
+)
 
 
 def _get(
@@ -272,18 +274,38 @@ def _schemas() -> dict[str, Any]:
                 "bot": _STR,
                 "version": _VERSION_ID,
                 "version_index": {**_COUNT, "description": "1 for the bot's first version"},
-                "latest": _BOOL,
+                "latest": {**_BOOL, "description": "the bot's newest version that played here"},
+                "counted": {
+                    **_BOOL,
+                    "description": "the bot's row on the board: its best established version "
+                    "(without all_versions every row is)",
+                },
+                "provisional": {
+                    **_BOOL,
+                    "description": "the fitted 95% interval is wider than ± "
+                    "provisional_half_width (or the fit has not seen the version yet); pages "
+                    "show '?' after the rating",
+                },
+                "conservative": {
+                    **_NUM,
+                    "description": "what rows are ranked by, best first: fitted_low (live_low "
+                    "while the fit has not seen the version)",
+                },
+                "fitted_rating": {
+                    **_OPT_NUM,
+                    "description": "fitted rating: Plackett-Luce fit of every result (mean 1500); "
+                    "the board leads with it",
+                },
+                "fitted_low": {**_OPT_NUM, "description": "the fitted 95% interval, low end"},
+                "fitted_high": {**_OPT_NUM, "description": "the fitted 95% interval, high end"},
                 "live_rating": {
                     **_NUM,
-                    "description": "live rating (Bayesian Plackett-Luce, Elo scale); rows are "
-                    "ordered by it, best first",
+                    "description": "live rating (Bayesian Plackett-Luce, Elo scale), updated "
+                    "after every game",
                 },
                 "live_low": {**_NUM, "description": "the live rating's 95% interval, low end"},
                 "live_high": {**_NUM, "description": "the live rating's 95% interval, high end"},
                 "elo": {**_NUM, "description": "live Elo"},
-                "rating": {**_OPT_NUM, "description": "Plackett-Luce fit of every result"},
-                "rating_low": {**_OPT_NUM, "description": "95% interval, low end"},
-                "rating_high": {**_OPT_NUM, "description": "95% interval, high end"},
                 "games": _COUNT,
                 "wins": _COUNT,
                 "shared_wins": _COUNT,
@@ -297,6 +319,17 @@ def _schemas() -> dict[str, Any]:
             {
                 "league": _OPT_STR,
                 "all_versions": _BOOL,
+                "ranked_by": {"const": "conservative"},
+                "provisional_half_width": {
+                    **_NUM,
+                    "description": "a fitted interval wider than ± this (Elo) is provisional",
+                },
+                "results": {**_COUNT, "description": "results recorded in the league"},
+                "fitted_results": {
+                    **_COUNT,
+                    "description": "results the fitted ratings cover (fewer while a new fit "
+                    "is being made)",
+                },
                 "rows": _array(_ref("LeaderboardRow")),
             }
         ),
@@ -602,6 +635,10 @@ def _submit() -> dict[str, Any]:
                 "409": _err("these files are another bot's version"),
                 "411": _err("a multipart body without Content-Length"),
                 "413": _err("over the limits"),
+                "429": _err(
+                    "the bot had its quota of new versions today (ARENA_SUBMIT_QUOTA a UTC "
+                    "day, default 5): Retry-After gives the seconds until the next is accepted"
+                ),
                 "503": _err("no sandbox here to check the bot, or too many uploads waiting"),
             },
         }

@@ -14,6 +14,7 @@ from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
 from arboretum_worker import replays, store
+from arboretum_worker.board import PROVISIONAL_HALF_WIDTH
 
 from . import authors, queries, sprt
 from .chart import llr_chart, rating_chart
@@ -86,17 +87,19 @@ def leaderboard_page(request: Request) -> Response:
     r = redis_of(request)
     name = league_param(request)
     all_versions = bool_param(request, "all")
-    rows = (
-        queries.leaderboard(r, name, request.app.state.settings.fits, all_versions=all_versions)
+    board = (
+        queries.leaderboard_of(r, name, request.app.state.settings.fits, all_versions=all_versions)
         if name
-        else []
+        else None
     )
     return _render(
         request,
         "leaderboard.html",
         league=name,
         leagues=_league_names(r),
-        rows=rows,
+        rows=board.rows if board else [],
+        board=board,
+        provisional_width=PROVISIONAL_HALF_WIDTH,
         all_versions=all_versions,
         nav="leaderboard",
     )
@@ -301,7 +304,7 @@ async def upload_page(request: Request) -> Response:
     except HTTPException as exc:
         if exc.status_code == 503:
             raise
-        return _render(
+        page = _render(
             request,
             "upload.html",
             status_code=exc.status_code,
@@ -310,6 +313,8 @@ async def upload_page(request: Request) -> Response:
             error=str(exc.detail),
             nav="bots",
         )
+        page.headers.update(exc.headers or {})
+        return page
     where = f"/bots/{result.bot}?uploaded={result.version}"
     return RedirectResponse(where, status_code=303)
 

@@ -1,8 +1,9 @@
 """What the pages and the API show, read through the league's modules (store, registry, ratings).
 
 Every function takes a Redis client (bytes replies, as the store requires) and returns plain
-dataclasses or dicts; nothing here knows about HTTP. The batch fit (Bradley-Terry with 95%
-intervals) is recomputed only when the league's result sequence number changes (:class:`FitCache`).
+dataclasses or dicts; nothing here knows about HTTP. The leaderboard is the league's
+(:mod:`arboretum_worker.board`, as ``arena leaderboard``); its batch fit is stored in Redis and
+made again only when the league's result sequence number passes it (:class:`FitCache`).
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from arboretum_worker import matchindex, ratings, registry, store
-from arboretum_worker.fit import HeadToHead, fit_ratings, head_to_head
+from arboretum_worker import board, matchindex, ratings, registry, store
+from arboretum_worker.fit import HeadToHead, head_to_head
 from arboretum_worker.league import LeagueProgress, league_progress
 from arboretum_worker.live_rating import Skill
 from arboretum_worker.schedule import match_id as schedule_match_id
@@ -26,6 +27,7 @@ __all__ = [
     "FitCache",
     "FitRow",
     "H2HRow",
+    "Leaderboard",
     "LeaderboardRow",
     "MatchPage",
     "RowData",
@@ -36,6 +38,7 @@ __all__ = [
     "default_league",
     "game_revealed",
     "leaderboard",
+    "leaderboard_of",
     "list_matches",
     "row_data",
     "seat_owners",
@@ -71,18 +74,19 @@ class FitRow:
     high: float
 
 
-def _fit(results: Sequence[store.MatchResult]) -> dict[str, FitRow]:
-    """The league's batch fit (:func:`arboretum_worker.fit.fit_ratings`), by version id."""
-    return {f.version: FitRow(f.elo, f.lower, f.upper) for f in fit_ratings(results)}
+def _rows(fit: board.StoredFit) -> dict[str, FitRow]:
+    return {v: FitRow(f.elo, f.lower, f.upper) for v, f in fit.ratings.items()}
 
 
 class FitCache:
-    """The fit of each league, keyed by its last result sequence number (thread-safe).
+    """Keeps each league's stored fit (``board.refresh_fit``) up to date for the pages (one
+    instance per app; thread-safe).
 
-    A fit reads every result of its league (seconds for 100,000). The first fit of a league is
-    computed when asked for; after that a page never waits for one: when new results came in,
-    it gets the last fit while a thread computes the new one (one per league at a time), so
-    the ratings shown may lag the newest results by the time one fit takes.
+    The fit is stored in Redis with the result sequence number it covers, so every web process
+    and ``arena leaderboard`` share it. A page never waits for a fit but the first of a league:
+    when newer results exist, it shows the stored fit while a thread of this process makes the
+    new one (one per league at a time), so the ratings shown may lag the newest results by the
+    time one fit takes (seconds for a million games).
     """
 
     def __init__(self) -> None:
@@ -90,44 +94,55 @@ class FitCache:
         self._fits: dict[str, tuple[int, dict[str, FitRow]]] = {}
         self._refreshing: set[str] = set()
 
-    @staticmethod
-    def _seq(r: Any, league: str) -> int:
-        raw = r.get(store.Keys.elo_seq(league))
-        return int(raw) if raw is not None else 0
-
-    def _compute(self, r: Any, league: str) -> dict[str, FitRow]:
-        seq = self._seq(r, league)
-        results = ratings.results_in_order(r, league)
-        fit = _fit(results) if results else {}
-        with self._lock:
-            known = self._fits.get(league)
-            if known is None or known[0] <= seq:
-                self._fits[league] = (seq, fit)
-        return fit
-
     def _refresh(self, r: Any, league: str) -> None:
         try:
-            self._compute(r, league)
+            board.refresh_fit(r, league)
         except Exception:  # the next page asks again; the stale fit stays meanwhile
             log.exception("league %s: refreshing the rating fit failed", league)
         finally:
             with self._lock:
                 self._refreshing.discard(league)
 
+    def keep_fresh(self, r: Any, league: str, results: int, fitted: int) -> bool:
+        """Given the league's result count and the stored fit's: make the fit now when none is
+        stored (True: read again), else start a refresh in the background when it is stale."""
+        if fitted == results:
+            return False
+        if fitted == 0 and board.stored_fit(r, league) is None:
+            board.refresh_fit(r, league)
+            return True
+        with self._lock:
+            if league in self._refreshing:
+                return False
+            self._refreshing.add(league)
+        threading.Thread(
+            target=self._refresh, args=(r, league), name=f"fit-{league}", daemon=True
+        ).start()
+        return False
+
+    def board(self, r: Any, league: str, *, all_versions: bool = False) -> board.Board:
+        """The league's board (``board.read_board``), its fit kept fresh as above."""
+        found = board.read_board(r, league, all_versions=all_versions)
+        if self.keep_fresh(r, league, found.results, found.fitted):
+            found = board.read_board(r, league, all_versions=all_versions)
+        return found
+
     def get(self, r: Any, league: str) -> dict[str, FitRow]:
-        seq = self._seq(r, league)
+        """The stored fit by version id (the same object while it is unchanged)."""
+        raw = r.get(store.Keys.elo_seq(league))
+        results = int(raw) if raw is not None else 0
+        fit = board.stored_fit(r, league)
+        if self.keep_fresh(r, league, results, fit.seq if fit is not None else 0):
+            fit = board.stored_fit(r, league)
+        if fit is None:
+            return {}
         with self._lock:
             cached = self._fits.get(league)
-            if cached is not None and cached[0] == seq:
+            if cached is not None and cached[0] == fit.seq:
                 return cached[1]
-            if cached is not None:
-                if league not in self._refreshing:
-                    self._refreshing.add(league)
-                    threading.Thread(
-                        target=self._refresh, args=(r, league), name=f"fit-{league}", daemon=True
-                    ).start()
-                return cached[1]
-        return self._compute(r, league)
+            rows = _rows(fit)
+            self._fits[league] = (fit.seq, rows)
+            return rows
 
     def wait(self, timeout: float = 60.0) -> None:
         """Wait until no refresh runs (for tests)."""
@@ -150,10 +165,18 @@ class LeaderboardRow:
     version_index: int
     """1 for the bot's first version."""
     latest: bool
-    live: Skill
-    """The live rating (Bayesian Plackett-Luce, Elo scale): the leaderboard leads with it."""
-    elo: float
+    """The newest version of the bot that played in the league."""
+    counted: bool
+    """The bot's row on the board: its best established version (``board``)."""
+    provisional: bool
+    """Its fitted interval is wider than ``board.PROVISIONAL_HALF_WIDTH`` (or not fitted yet)."""
+    conservative: float
+    """What the board ranks by: the lower end of the fitted 95% interval."""
     fit: FitRow | None
+    """The fitted rating: the board leads with it."""
+    live: Skill
+    """The live rating (Bayesian Plackett-Luce, Elo scale), updated after every game."""
+    elo: float
     games: int
     wins: int
     shared_wins: int
@@ -172,13 +195,16 @@ class LeaderboardRow:
             "version": self.version,
             "version_index": self.version_index,
             "latest": self.latest,
+            "counted": self.counted,
+            "provisional": self.provisional,
+            "conservative": self.conservative,
+            "fitted_rating": None if self.fit is None else self.fit.rating,
+            "fitted_low": None if self.fit is None else self.fit.low,
+            "fitted_high": None if self.fit is None else self.fit.high,
             "live_rating": self.live.mu,
             "live_low": self.live.lower,
             "live_high": self.live.upper,
             "elo": self.elo,
-            "rating": None if self.fit is None else self.fit.rating,
-            "rating_low": None if self.fit is None else self.fit.low,
-            "rating_high": None if self.fit is None else self.fit.high,
             "games": self.games,
             "wins": self.wins,
             "shared_wins": self.shared_wins,
@@ -189,74 +215,59 @@ class LeaderboardRow:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class Leaderboard:
+    league: str
+    results: int
+    """Results recorded in the league."""
+    fitted: int
+    """Results the fitted ratings cover (fewer while a new fit is being made)."""
+    rows: list[LeaderboardRow]
+
+
+def leaderboard_of(
+    r: Any, league: str, fits: FitCache, *, all_versions: bool = False
+) -> Leaderboard:
+    """The league's board (``arboretum_worker.board``, as ``arena leaderboard``): ranked by the
+    lower end of the fitted rating's 95% interval, each bot by its best established version
+    (every version that played with ``all_versions``), the live rating and Elo beside it."""
+    found = fits.board(r, league, all_versions=all_versions)
+    rows = [
+        LeaderboardRow(
+            rank=row.rank,
+            bot=row.bot,
+            version=row.version,
+            version_index=row.version_index,
+            latest=row.latest,
+            counted=row.counted,
+            provisional=row.provisional,
+            conservative=row.conservative,
+            fit=None if row.fit is None else FitRow(row.fit.elo, row.fit.lower, row.fit.upper),
+            live=row.live,
+            elo=row.elo,
+            games=row.stats.games,
+            wins=row.stats.wins,
+            shared_wins=row.stats.shared_wins,
+            win_share=row.stats.win_share,
+            mean_rank=row.stats.mean_rank,
+            last_played=row.stats.last_played,
+        )
+        for row in found.rows
+    ]
+    return Leaderboard(found.league, found.results, found.fitted, rows)
+
+
 def leaderboard(
     r: Any, league: str, fits: FitCache, *, all_versions: bool = False
 ) -> list[LeaderboardRow]:
-    """The league's versions by live rating, best first (as ``arena leaderboard``), with the
-    live Elo and the batch fit beside it (latest version of each bot unless ``all_versions``)."""
-    fit = fits.get(r, league)
-    rows: list[LeaderboardRow] = []
-    board = ratings.standings(r, league)
-    bots = store.version_names(r, (row.version for row in board))
-    histories = _histories(r, {name for name in bots.values() if name})
-    for standing in board:
-        vid, st = standing.version, standing.stats
-        name = bots.get(vid) or "?"
-        order = histories.get(name, [])
-        index = order.index(vid) + 1 if vid in order else 0
-        rows.append(
-            LeaderboardRow(
-                rank=0,
-                bot=name,
-                version=vid,
-                version_index=index,
-                latest=False,
-                live=standing.live,
-                elo=standing.elo,
-                fit=fit.get(vid),
-                games=st.games,
-                wins=st.wins,
-                shared_wins=st.shared_wins,
-                win_share=st.win_share,
-                mean_rank=st.mean_rank,
-                last_played=st.last_played,
-            )
-        )
-    # "latest" = the newest version of the bot that played in this league.
-    newest: dict[str, int] = {}
-    for row in rows:
-        newest[row.bot] = max(newest.get(row.bot, -1), row.version_index)
-    out: list[LeaderboardRow] = []
-    for row in rows:
-        latest = row.version_index == newest[row.bot]
-        if not all_versions and not latest:
-            continue
-        out.append(_replace(row, rank=len(out) + 1, latest=latest))
-    return out
-
-
-def _histories(r: Any, names: set[str]) -> dict[str, list[str]]:
-    """Each bot's versions, oldest first (as ``registry.versions``), in one round trip."""
-    ordered = sorted(names)
-    pipe = r.pipeline(transaction=False)
-    for name in ordered:
-        pipe.lrange(store.Keys.bot_versions(name), 0, -1)
-    return {
-        name: [store.as_text(v) for v in vids]
-        for name, vids in zip(ordered, pipe.execute(), strict=True)
-    }
+    """The rows of :func:`leaderboard_of`."""
+    return leaderboard_of(r, league, fits, all_versions=all_versions).rows
 
 
 def version_labels(r: Any, vids: Sequence[str]) -> list[tuple[str, str]]:
     """(version id, ``name@abcdef12``) of each, as :func:`version_label`, in one round trip."""
     names = store.version_names(r, vids)
     return [(vid, f"{names[vid]}@{vid[:8]}" if names[vid] else vid[:12]) for vid in vids]
-
-
-def _replace(row: LeaderboardRow, **changes: Any) -> LeaderboardRow:
-    from dataclasses import replace
-
-    return replace(row, **changes)
 
 
 # --------------------------------------------------------------------------- bots

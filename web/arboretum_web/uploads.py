@@ -168,9 +168,11 @@ async def store_upload(
 ) -> Submitted:
     """Unpack, check and store ``data`` as a version of ``author``'s bot ``name``; the refusals
     are HTTP errors (400 invalid, 403 another author's, 409 another bot's files, 413 too large,
-    503 no sandbox here or too busy)."""
+    429 over the bot's daily quota of new versions, with Retry-After, 503 no sandbox here or too
+    busy)."""
     r = request.app.state.redis
     gate: UploadGate = request.app.state.uploads
+    quota: int = request.app.state.settings.submit_quota
 
     def work(should_stop: Callable[[], bool]) -> Submitted:
         existing = store.get_bot(r, name)
@@ -181,7 +183,7 @@ async def store_upload(
             raise UploadCancelled
         vid = registry.version_id(registry.canonical_files(files))
         new = store.get_version(r, vid) is None
-        vid = registry.add_version(r, name, files, owner=author, check=check)
+        vid = registry.add_version(r, name, files, owner=author, check=check, quota=quota)
         versions = registry.versions(r, name)
         index = versions.index(vid) + 1 if vid in versions else None
         return Submitted(bot=name, version=vid, index=index, created=new)
@@ -191,6 +193,8 @@ async def store_upload(
     except UploadCancelled:
         log.info("upload of %s by %s: the client went away; stopped", name, author)
         raise HTTPException(400, "the client went away before the upload was checked") from None
+    except registry.QuotaExceededError as exc:
+        raise HTTPException(429, str(exc), headers={"Retry-After": str(exc.retry_after)}) from None
     except registry.TooLargeError as exc:
         raise HTTPException(413, str(exc)) from None
     except registry.OwnerMismatchError as exc:

@@ -100,17 +100,26 @@ def sandbox_check(settings: WorkerSettings | str) -> registry.BotCheck:
 
 
 def submit_bot(
-    r: Any, path: Path, name: str, settings: WorkerSettings, *, owner: str | None = None
+    r: Any,
+    path: Path,
+    name: str,
+    settings: WorkerSettings,
+    *,
+    owner: str | None = None,
+    quota: int = 0,
 ) -> str:
     """Validate ``path`` (file or folder) in the sandbox and store it as a version of ``name``.
-    A ``path`` that does not exist but is a built-in bot's name submits that built-in bot."""
+    A ``path`` that does not exist but is a built-in bot's name submits that built-in bot.
+    ``quota``: new versions a bot may get a UTC day (0: no limit; ``registry.add_version``)."""
     from arboretum_sdk.bots import BUILTIN_BOTS
 
     if not path.exists() and str(path) in BUILTIN_BOTS:
         files: dict[str, bytes] | bytes = builtin_bot_files(str(path))
     else:
         files = read_bot_files(path)
-    return registry.add_version(r, name, files, owner=owner, check=sandbox_check(settings))
+    return registry.add_version(
+        r, name, files, owner=owner, check=sandbox_check(settings), quota=quota
+    )
 
 
 def register_builtins(

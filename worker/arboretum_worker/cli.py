@@ -149,14 +149,18 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p = subparsers.add_parser(
         "leaderboard",
         parents=[common],
-        help="print the standings (live rating with its interval, and Elo)",
-        description="The league's standings, best live rating first: a Bayesian Plackett-Luce "
-        "rating on the Elo scale with its 95% interval (it settles as games come in), then the "
-        "live Elo (K = 32), games, wins, win share and mean rank (docs/league.md).",
+        help="print the standings (fitted rating with its interval, live rating, Elo)",
+        description="The league's standings: the Plackett-Luce fit of every result (made again "
+        "when newer results exist) with its 95% interval, ranked by the interval's lower end; "
+        "a rating wider than ± 100 is provisional (?). Each bot shows its best established "
+        "version. Beside it the live rating (updated after every game), the live Elo (K = 32), "
+        "games, wins, win share and mean rank (docs/league.md).",
     )
     p.add_argument("--league", metavar="NAME", help="the league (default: the newest)")
     p.add_argument(
-        "--all-versions", action="store_true", help="every version (default: latest per bot)"
+        "--all-versions",
+        action="store_true",
+        help="every version that played (default: each bot's row)",
     )
     p.set_defaults(handler=cmd_leaderboard)
 
@@ -457,9 +461,14 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     if name is None:
         return fail("no leagues yet (arena league create)")
     rows = leaderboard_rows(r, name, all_versions=args.all_versions)
+    shown = (
+        "every version, * = the bot's row"
+        if args.all_versions
+        else "each bot by its best established version"
+    )
     print(
-        f"leaderboard of league {name} (live rating with its 95% interval, and Elo"
-        f"{'' if args.all_versions else '; latest versions'})"
+        f"leaderboard of league {name} (fitted rating, ranked by the lower end of its 95% "
+        f"interval; ? = provisional; {shown})"
     )
     if not rows:
         print("no results yet")
@@ -661,10 +670,14 @@ def cmd_bot_submit(args: argparse.Namespace) -> int:
     from .bots import submit_bot
     from .sandbox import SandboxUnavailableError
 
+    try:
+        quota = registry.quota_from_env()
+    except registry.RegistryError as exc:
+        return fail(str(exc))
     settings = _settings(args)
     r = _redis(args)
     try:
-        vid = submit_bot(r, args.path, args.name, settings, owner=args.owner)
+        vid = submit_bot(r, args.path, args.name, settings, owner=args.owner, quota=quota)
     except (store.StoreError, OSError, SandboxUnavailableError) as exc:
         return fail(f"bot refused: {exc}")
     count = len(registry.versions(r, args.name))

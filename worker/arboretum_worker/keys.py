@@ -9,6 +9,8 @@ Layout (``{x}`` is an id; names and ids never contain ``:``)::
     arena:bots                          set    bot names
     arena:bot:{name}                    hash   name, owner, created
     arena:bot:{name}:versions           list   version ids, oldest first (the name's history)
+    arena:bot:{name}:submitted:{day}    string new versions stored on that UTC day (YYYY-MM-DD),
+                                               expiring after two days (the daily quota)
     arena:version:{vid}                 hash   id, name, created, size, files
     arena:version:{vid}:files           hash   relative path -> file bytes
     arena:leagues                       set    league names
@@ -34,6 +36,8 @@ Layout (``{x}`` is an id; names and ids never contain ``:``)::
                                                last_played, last_seq, rating, live
     arena:elo:{league}:history:{vid}    list   "seq game rating match_id mu sigma", one per game
     arena:elo:{league}:live             hash   version id -> live rating "mu sigma" (repr text)
+    arena:elo:{league}:fit              string the batch fit of the results up to a sequence
+                                               number (JSON, board.py), replaced by a newer one
     arena:league:{name}:ladder          hash   a ladder's members: bot name -> its version scheduled
     arena:league:{name}:ladder:versions hash   version id -> JSON {bot, joined, retired}
     arena:league:{name}:ladder:rounds   hash   pairing "a/b" (sorted ids) -> rounds handed out
@@ -117,6 +121,11 @@ class Keys:
         return cls.key_for(cls.VERSION, version_id)
 
     @classmethod
+    def bot_submitted(cls, name: str, day: str) -> str:
+        """The count of the bot's new versions stored on ``day`` (UTC, ``YYYY-MM-DD``)."""
+        return cls.key_for(cls.bot(name) + ":submitted:", day)
+
+    @classmethod
     def version_files(cls, version_id: str) -> str:
         return cls.version(version_id) + ":files"
 
@@ -196,6 +205,10 @@ class Keys:
     @classmethod
     def elo_history(cls, league: str, version_id: str) -> str:
         return cls.key_for(cls.elo(league) + ":history:", version_id)
+
+    @classmethod
+    def elo_fit(cls, league: str) -> str:
+        return cls.elo(league) + ":fit"
 
     @classmethod
     def sprt(cls, test_id: str, part: str = "") -> str:

@@ -65,6 +65,7 @@ __all__ = [
     "history",
     "leaderboard",
     "live_ratings",
+    "parse_stats",
     "rating",
     "ratings",
     "recompute",
@@ -324,6 +325,11 @@ def history(r: redis.Redis, league: str, version: str) -> list[HistoryEntry]:
 
 def stats(r: redis.Redis, league: str, version: str) -> VersionStats:
     return _stats(r.hgetall(Keys.elo_stats(league, version)))
+
+
+def parse_stats(raw: Any) -> VersionStats:
+    """A version's stats from its stats hash as Redis returns it (``HGETALL``)."""
+    return _stats(raw)
 
 
 def _stats(raw: Any) -> VersionStats:

@@ -13,10 +13,19 @@ name is refused (the leaderboard names a version by its bot).
 
 Whether a bot starts and answers is checked in the sandbox (``check.check_bot``, another module):
 pass it as ``check`` and it runs on a materialised copy before anything is stored.
+
+**Daily quota.** A bot gets at most ``quota`` new versions a UTC day (``ARENA_SUBMIT_QUOTA``,
+default :data:`DEFAULT_SUBMIT_QUOTA`; 0 lifts it): a re-submitted copy of a trivially changed file
+is a new version with fresh luck, so re-rolls are limited. Submitting files that are already a
+version of the bot stores nothing and counts nothing. Over the quota, :func:`add_version` raises
+:class:`QuotaExceededError`, which says when the next version is accepted (``retry_after``).
+The count (``Keys.bot_submitted``) is checked before the sandbox check and counted in the same
+atomic step that stores the version.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import os
 import tempfile
@@ -27,6 +36,7 @@ from pathlib import Path, PurePosixPath
 
 import redis
 
+from arboretum_sdk.clitools import plural
 from arboretum_sdk.errors import BotLoadError
 from arboretum_sdk.stdio import manifest
 from arboretum_worker.store import (
@@ -40,6 +50,7 @@ from arboretum_worker.store import (
 )
 
 __all__ = [
+    "DEFAULT_SUBMIT_QUOTA",
     "ENTRY_POINT",
     "MANIFEST",
     "MAX_FILES",
@@ -48,6 +59,7 @@ __all__ = [
     "BotCheck",
     "DuplicateContentError",
     "OwnerMismatchError",
+    "QuotaExceededError",
     "RegistryError",
     "TooLargeError",
     "UnknownVersionError",
@@ -56,6 +68,8 @@ __all__ = [
     "executable_file",
     "latest",
     "materialise",
+    "quota_from_env",
+    "submissions_today",
     "version_id",
     "versions",
 ]
@@ -67,6 +81,9 @@ MANIFEST = manifest.MANIFEST
 MAX_TOTAL_BYTES = 1024 * 1024
 MAX_FILES = 200
 MAX_PATH_LENGTH = 200
+DEFAULT_SUBMIT_QUOTA = 5
+"""New versions a bot may get a UTC day unless the operator sets ``ARENA_SUBMIT_QUOTA``."""
+QUOTA_ENV = "ARENA_SUBMIT_QUOTA"
 
 BotCheck = Callable[[Path], None]
 """A check run on a materialised version before it is stored; it raises to reject the bot."""
@@ -90,6 +107,44 @@ class OwnerMismatchError(RegistryError):
 
 class UnknownVersionError(RegistryError):
     pass
+
+
+class QuotaExceededError(RegistryError):
+    """The bot had its quota of new versions today; ``retry_after`` seconds until UTC midnight."""
+
+    def __init__(self, name: str, quota: int, retry_after: int) -> None:
+        hours, minutes = divmod(max(1, retry_after // 60), 60)
+        wait = f"{hours} h {minutes} min" if hours else f"{minutes} min"
+        super().__init__(
+            f"bot {name!r} has had its {plural(quota, 'new version')} today (at most {quota} a "
+            f"UTC day): the next one is accepted in {wait}"
+        )
+        self.retry_after = retry_after
+
+
+def quota_from_env(env: Mapping[str, str] | None = None) -> int:
+    """The daily quota of new versions per bot: ``ARENA_SUBMIT_QUOTA`` (0: none), else
+    :data:`DEFAULT_SUBMIT_QUOTA`; a value that is not a whole number >= 0 is a RegistryError."""
+    raw = (os.environ if env is None else env).get(QUOTA_ENV, "").strip()
+    if not raw:
+        return DEFAULT_SUBMIT_QUOTA
+    if not raw.isdigit():
+        raise RegistryError(f"{QUOTA_ENV} must be a whole number >= 0 (0: no quota), not {raw!r}")
+    return int(raw)
+
+
+def _utc_day(now: float) -> tuple[str, int]:
+    """The UTC day of ``now`` (``YYYY-MM-DD``) and the seconds left until it ends."""
+    moment = dt.datetime.fromtimestamp(now, dt.UTC)
+    end = dt.datetime.combine(moment.date() + dt.timedelta(days=1), dt.time(), dt.UTC)
+    return moment.date().isoformat(), max(1, int((end - moment).total_seconds() + 0.999))
+
+
+def submissions_today(r: redis.Redis, name: str, *, now: float | None = None) -> int:
+    """New versions of bot ``name`` stored today (UTC)."""
+    day, _left = _utc_day(time.time() if now is None else now)
+    raw = r.get(Keys.bot_submitted(name, day))
+    return 0 if raw is None else int(raw)
 
 
 def _check_path(path: str) -> str:
@@ -177,10 +232,11 @@ def version_id(files: Mapping[str, bytes]) -> str:
     return h.hexdigest()
 
 
-# KEYS: version, version files, bot, bot versions, bots set
-# ARGV: version id, name, owner, created, size, file count, then path, bytes pairs
+# KEYS: version, version files, bot, bot versions, bots set, the bot's count of today
+# ARGV: version id, name, owner, created, size, file count, quota (0: none), count's lifetime,
+#       then path, bytes pairs
 # Returns 1 if stored now, 0 if the version existed under this name, -1 if under another
-# name (then ARGV... ignored), -2 if the bot has another owner.
+# name (then ARGV... ignored), -2 if the bot has another owner, -3 if over the day's quota.
 _ADD_VERSION = """
 local owner = redis.call('HGET', KEYS[3], 'owner')
 if owner and owner ~= '' and ARGV[3] ~= '' and owner ~= ARGV[3] then return {-2, owner} end
@@ -189,13 +245,17 @@ if existing then
   if existing ~= ARGV[2] then return {-1, existing} end
   return {0, ''}
 end
+local quota = tonumber(ARGV[7])
+if quota > 0 and tonumber(redis.call('GET', KEYS[6]) or '0') >= quota then return {-3, ''} end
+redis.call('INCR', KEYS[6])
+redis.call('EXPIRE', KEYS[6], ARGV[8])
 if redis.call('EXISTS', KEYS[3]) == 0 then
   redis.call('HSET', KEYS[3], 'name', ARGV[2], 'owner', ARGV[3], 'created', ARGV[4])
   redis.call('SADD', KEYS[5], ARGV[2])
 elseif (not owner or owner == '') and ARGV[3] ~= '' then
   redis.call('HSET', KEYS[3], 'owner', ARGV[3])
 end
-for i = 7, #ARGV, 2 do
+for i = 9, #ARGV, 2 do
   redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
 end
 redis.call('HSET', KEYS[1], 'id', ARGV[1], 'name', ARGV[2], 'created', ARGV[4],
@@ -212,8 +272,13 @@ def add_version(
     *,
     owner: str | None = None,
     check: BotCheck | None = None,
+    quota: int = 0,
+    now: float | None = None,
 ) -> str:
     """Store ``files`` as a version of bot ``name``; return its id. Idempotent.
+
+    ``quota``: at most this many new versions of the bot a UTC day (0: no limit); over it,
+    QuotaExceededError, before the check runs. ``now`` is the time (for tests).
 
     The same files under the same name give the same id and store nothing new. Raises
     RegistryError for an invalid submission, TooLargeError over the limits,
@@ -222,9 +287,16 @@ def add_version(
     ``check_bot``) runs on a materialised copy of a new version and raises to reject it.
     """
     validate_name("bot", name)
+    if quota < 0:
+        raise RegistryError(f"a quota is 0 (none) or more, not {quota}")
     canon = canonical_files(files)
     vid = version_id(canon)
-    if check is not None and get_version(r, vid) is None:
+    now = time.time() if now is None else now
+    day, left = _utc_day(now)
+    known = get_version(r, vid)
+    if quota and known is None and submissions_today(r, name, now=now) >= quota:
+        raise QuotaExceededError(name, quota, left)
+    if check is not None and known is None:
         with tempfile.TemporaryDirectory(prefix="arena-check-") as tmp:
             target = Path(tmp) / "bot"
             _write_files(canon, target, read_only=False)
@@ -233,9 +305,11 @@ def add_version(
         vid,
         name,
         owner or "",
-        repr(time.time()),
+        repr(now),
         sum(len(d) for d in canon.values()),
         len(canon),
+        quota,
+        2 * 86400,
     ]
     for path, data in canon.items():
         args += [path, data]
@@ -245,6 +319,7 @@ def add_version(
         Keys.bot(name),
         Keys.bot_versions(name),
         Keys.BOTS,
+        Keys.bot_submitted(name, day),
     ]
     code, other = r.register_script(_ADD_VERSION)(keys=keys, args=args)
     code = int(code)
@@ -254,6 +329,8 @@ def add_version(
         )
     if code == -2:
         raise OwnerMismatchError(f"bot {name!r} belongs to another owner")
+    if code == -3:
+        raise QuotaExceededError(name, quota, left)
     return vid
 
 

@@ -93,41 +93,37 @@ def follow(
 
 
 LEADERBOARD_HEADERS = [
-    "#", "bot", "version", "rating", "± 95%", "elo", "games", "wins", "win share", "mean rank",
+    "#", "bot", "version", "fitted", "± 95%", "lower end", "live", "elo", "games", "wins",
+    "win share", "mean rank",
 ]  # fmt: skip
 """The columns of :func:`leaderboard_rows`; every one but bot and version is right-aligned."""
-LEADERBOARD_RIGHT = {0, 3, 4, 5, 6, 7, 8, 9}
+LEADERBOARD_RIGHT = {0, 3, 4, 5, 6, 7, 8, 9, 10, 11}
 
 
 def leaderboard_rows(r: Any, league: str, *, all_versions: bool = False) -> list[list[str]]:
-    """The standings, best live rating first: the live rating (``mu``) with the half-width of
-    its 95% interval, then Elo, games, wins, win share and mean rank."""
-    from . import ratings, registry, store
+    """The board (:func:`arboretum_worker.board.leaderboard`, its stored fit made again first when
+    newer results exist): ranked by the lower end of the fitted 95% interval; the fitted rating
+    ("?" after it while provisional) with the half-width of its interval and its lower end, the
+    live rating, then Elo, games, wins, win share and mean rank. Each bot's row is its best
+    established version (every version that played with ``all_versions``: the bots' rows marked
+    ``*``)."""
+    from . import board
 
-    rows = ratings.standings(r, league)
-    if not all_versions:
-        latest: dict[str, tuple[int, str]] = {}
-        for row in rows:
-            version = store.get_version(r, row.version)
-            name = version.name if version else row.version
-            order = registry.versions(r, name)
-            index = order.index(row.version) if row.version in order else -1
-            if name not in latest or index > latest[name][0]:
-                latest[name] = (index, row.version)
-        keep = {vid for _, vid in latest.values()}
-        rows = [row for row in rows if row.version in keep]
     out = []
-    for rank, row in enumerate(rows, 1):
-        version = store.get_version(r, row.version)
+    for row in board.leaderboard(r, league, all_versions=all_versions).rows:
         st = row.stats
         mean_rank = st.mean_rank
+        mark = "?" if row.provisional else ""
+        fit = row.fit
         out.append(
             [
-                str(rank),
-                version.name if version else "?",
-                row.version[:12],
+                str(row.rank),
+                row.bot,
+                row.version[:12] + ("*" if all_versions and row.counted else ""),
+                "-" if fit is None else f"{fit.elo:.0f}{mark}",
+                "-" if fit is None else f"± {(fit.upper - fit.lower) / 2:.0f}",
+                f"{row.conservative:.0f}",
                 f"{row.live.mu:.0f}",
-                f"± {row.live.half_width:.0f}",
                 f"{row.elo:.1f}",
                 str(st.games),
                 str(st.wins),
