@@ -44,7 +44,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from .config import settings_from
-    from .errors import SettingsError
+    from .errors import BindError, SettingsError
     from .server import serve
 
     try:
@@ -57,7 +57,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if referee.admin_token_file is not None:
             print(f"admin token in {referee.admin_token_file}", flush=True)
 
-    status = serve(settings, ready=ready)
-    if status != 0:
-        fail("the referee could not start (see the log above)")
-    return status
+    try:
+        return serve(settings, ready=ready)
+    except (BindError, SettingsError) as exc:  # before it listened: nothing was left behind
+        return fail(str(exc))

@@ -22,6 +22,9 @@ recorded against the decision and told to the bot (see :mod:`arboretum_server.ma
 
 from __future__ import annotations
 
+import errno
+import socket
+
 __all__ = [
     "AlreadyConnected",
     "BindError",
@@ -49,6 +52,23 @@ class SettingsError(RefereeError, ValueError):
 
 class BindError(RefereeError):
     """A listen address that cannot be bound (port in use, bad path, ...)."""
+
+    @classmethod
+    def of(cls, address: str, exc: OSError) -> BindError:
+        """The error of binding ``address``, in words: ``cannot listen on 127.0.0.1:8080: the
+        address is in use``."""
+        if isinstance(exc, socket.gaierror):
+            reason = f"the host is not known ({exc.strerror})"
+        else:
+            reason = _BIND_REASONS.get(exc.errno or 0) or exc.strerror or str(exc)
+        return cls(f"cannot listen on {address}: {reason}")
+
+
+_BIND_REASONS = {
+    errno.EADDRINUSE: "the address is in use",
+    errno.EACCES: "permission denied (a port below 1024 needs privileges)",
+    errno.EADDRNOTAVAIL: "the address is not one of this machine",
+}
 
 
 class RequestError(RefereeError):

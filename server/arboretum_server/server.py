@@ -19,6 +19,7 @@ import logging
 import os
 import secrets
 import signal
+import socket
 import tempfile
 import threading
 from collections.abc import Callable
@@ -39,7 +40,7 @@ from .config import (
     MIN_CLIENT_PING_INTERVAL_MS,
     Settings,
 )
-from .errors import BindError, NotFound, SettingsError
+from .errors import BindError, NotFound, RefereeError, SettingsError
 from .registry import Registry
 from .service import (
     BOT_SERVICE,
@@ -52,7 +53,7 @@ from .service import (
 )
 from .watchers import Watcher
 
-__all__ = ["Referee", "RefereeThread", "serve", "start_referee"]
+__all__ = ["Referee", "RefereeThread", "check_free", "serve", "start_referee"]
 
 log = logging.getLogger(__name__)
 
@@ -157,10 +158,8 @@ class Referee:
         await self.server.wait_for_termination()
 
 
-def _admin_token(settings: Settings) -> tuple[str, Path | None]:
-    if settings.admin_token:
-        return settings.admin_token, None
-    token = secrets.token_urlsafe(32)
+def _admin_token_file(settings: Settings, token: str) -> Path:
+    """Write a generated admin token to its file (mode 0600, created afresh); its path."""
     if settings.admin_token_file is not None:
         path = settings.admin_token_file
     elif settings.replay_dir is not None:
@@ -179,14 +178,52 @@ def _admin_token(settings: Settings) -> tuple[str, Path | None]:
     log.info(
         "ARENA_ADMIN_TOKEN is not set: generated an admin token, written to %s (mode 0600)", path
     )
-    return token, path
+    return path
+
+
+def check_free(address: str) -> None:
+    """Raise :class:`BindError`, saying why, if ``address`` cannot be bound.
+
+    Asked before gRPC binds: gRPC's own failure does not say why, and its C core writes a log
+    line of its own to stderr. A probe socket binds as gRPC's listener does (``SO_REUSEADDR``,
+    no ``SO_REUSEPORT``); the address is free when one of the host's addresses binds, as gRPC
+    listens on those it can bind. Port 0 is left to gRPC, and of a unix socket only its folder
+    is checked."""
+    if address.startswith("unix:"):
+        folder = Path(address.removeprefix("unix:")).parent
+        if not folder.is_dir():
+            raise BindError(f"cannot listen on {address}: there is no folder {folder}")
+        return
+    host, _, port = address.rpartition(":")
+    if not port.isdigit() or int(port) == 0:
+        return
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    try:
+        found = socket.getaddrinfo(
+            host or None, int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except socket.gaierror as exc:
+        raise BindError.of(address, exc) from None
+    failure: OSError | None = None
+    for family, kind, proto, _, sockaddr in found:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(sockaddr)
+            except OSError as exc:
+                failure = failure or exc
+            else:
+                return
+    if failure is not None:
+        raise BindError.of(address, failure)
 
 
 def _bind(server: grpc.aio.Server, address: str) -> str:
     try:
         port = server.add_insecure_port(address)
-    except RuntimeError as exc:
-        raise BindError(f"cannot listen on {address}: {exc}") from None
+    except RuntimeError:
+        port = 0
     if address.startswith("unix:"):
         if port == 0:
             raise BindError(f"cannot listen on {address}")
@@ -198,8 +235,12 @@ def _bind(server: grpc.aio.Server, address: str) -> str:
 
 
 async def start_referee(settings: Settings) -> Referee:
-    """Start a referee in the running asyncio loop; raises BindError if an address is taken."""
-    admin_token, token_file = _admin_token(settings)
+    """Start a referee in the running asyncio loop; raises BindError if an address is taken
+    (before anything is written: a generated admin token's file only once the addresses are
+    bound)."""
+    for address in settings.listen:
+        check_free(address)
+    admin_token = settings.admin_token or secrets.token_urlsafe(32)
     registry = Registry(settings)
     auth = Auth(admin_token)
     server = grpc.aio.server(
@@ -226,7 +267,19 @@ async def start_referee(settings: Settings) -> Referee:
         reflection.enable_server_reflection(
             (BOT_SERVICE, MATCH_SERVICE, health.SERVICE_NAME, reflection.SERVICE_NAME), server
         )
-    addresses = tuple(_bind(server, address) for address in settings.listen)
+    bound: list[str] = []
+    try:
+        for address in settings.listen:
+            bound.append(_bind(server, address))
+        token_file = None if settings.admin_token else _admin_token_file(settings, admin_token)
+    except RefereeError:
+        await server.stop(None)
+        for address in bound:  # leave no socket file behind
+            if address.startswith("unix:"):
+                with contextlib.suppress(OSError):
+                    Path(address.removeprefix("unix:")).unlink()
+        raise
+    addresses = tuple(bound)
     await server.start()
     for service in ("", BOT_SERVICE, MATCH_SERVICE):
         await health_servicer.set(service, health_pb2.HealthCheckResponse.SERVING)
@@ -235,7 +288,8 @@ async def start_referee(settings: Settings) -> Referee:
 
 
 def serve(settings: Settings, *, ready: Callable[[Referee], None] | None = None) -> int:
-    """Run a referee until SIGTERM or SIGINT, then drain and stop. Returns the exit status.
+    """Run a referee until SIGTERM or SIGINT, then drain and stop. Returns the exit status;
+    raises :class:`BindError` or :class:`SettingsError` when the referee cannot start.
 
     The loop is uvloop's when it is installed, unless ``ARENA_EVENT_LOOP=asyncio`` (see
     :mod:`arboretum_sdk.eventloop`)."""
@@ -243,11 +297,7 @@ def serve(settings: Settings, *, ready: Callable[[Referee], None] | None = None)
 
 
 async def _serve(settings: Settings, ready: Callable[[Referee], None] | None) -> int:
-    try:
-        referee = await start_referee(settings)
-    except (BindError, SettingsError) as exc:
-        log.error("%s", exc)
-        return 1
+    referee = await start_referee(settings)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -56,6 +57,28 @@ def test_port_conflict_exits_non_zero(tmp_path: Path) -> None:
             await ref.stop()
 
     asyncio.run(main())
+
+
+def test_a_port_in_use_is_one_line_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    """A port held by another program: one ``arena:`` line naming the address, exit 1, no banner,
+    no gRPC log line, and no generated admin token file in the temporary folder."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    env.update(TMPDIR=str(temp), GRPC_VERBOSITY="ERROR")
+    with socket.create_server(("127.0.0.1", 0)) as held:
+        address = f"127.0.0.1:{held.getsockname()[1]}"
+        done = subprocess.run(
+            [sys.executable, "-m", "arboretum_sdk.cli", "serve", "--listen", address],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == f"arena: cannot listen on {address}: the address is in use\n"
+    assert done.stdout == ""
+    assert list(temp.iterdir()) == []
 
 
 def test_invalid_settings_exit_2(tmp_path: Path) -> None:

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import socket
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 from arboretum_sdk import cli as sdk_cli
 from arboretum_web import cli
@@ -40,3 +45,59 @@ def test_a_bot_process_does_not_load_the_other_distributions() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def _web(*args: str, temp: Path, **kwargs: Any) -> Any:
+    """``arena web`` as a process, with the environment's ARENA_ settings removed and its
+    temporary folder ``temp``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    env["TMPDIR"] = str(temp)
+    command = [sys.executable, "-m", "arboretum_sdk.cli", "web", *args]
+    return subprocess.Popen(command, env=env, text=True, **kwargs)
+
+
+def test_a_port_in_use_is_one_line_before_any_banner(redis_server_url: str, tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as held:
+        port = held.getsockname()[1]
+        proc = _web(
+            "--port",
+            str(port),
+            "--redis-url",
+            redis_server_url,
+            temp=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, err
+    assert err == f"arena: cannot listen on 127.0.0.1:{port}: the address is in use\n"
+    assert out == ""
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_banner_comes_once_the_port_is_bound(redis_server_url: str, tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as probe:
+        port = probe.getsockname()[1]
+    proc = _web(
+        "--port",
+        str(port),
+        "--redis-url",
+        redis_server_url,
+        temp=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert proc.stdout is not None
+        banner = proc.stdout.readline()
+        assert (
+            banner == f"arena web: serving on http://127.0.0.1:{port}/ (Redis {redis_server_url})\n"
+        )
+        # bound when the banner is out: a connection is accepted (queued) at once, and served
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+            conn.sendall(b"GET /api/v1/bots HTTP/1.0\r\nHost: x\r\n\r\n")
+            conn.settimeout(30)
+            assert conn.recv(64).startswith(b"HTTP/1.1 200")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import sys
 from typing import Any
 
@@ -119,6 +120,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from arboretum_worker.league import prepare_store
+    from arboretum_worker.settings import redact_url
 
     from .app import WebSettings, create_app
 
@@ -131,17 +133,37 @@ def cmd_serve(args: argparse.Namespace) -> int:
     indexed = prepare_store(client)  # matches stored before the match indexes, once
     client.close()
     if indexed:
-        print(f"arena web: indexed {indexed} stored matches")
-    print(f"arena web: serving on http://{args.host}:{args.port}/ (Redis {settings.redis_url})")
+        print(f"arena web: indexed {clitools.plural(indexed, 'stored match', 'stored matches')}")
     # Live streams stay open while their viewers watch: a stop waits this long for them.
-    uvicorn.run(
-        create_app(settings),
-        host=args.host,
-        port=args.port,
-        log_level="info",
-        timeout_graceful_shutdown=5,
+    config = uvicorn.Config(create_app(settings), log_level="info", timeout_graceful_shutdown=5)
+    sock = _listen(args.host, args.port, config.backlog)
+    print(
+        f"arena web: serving on http://{args.host}:{args.port}/ "
+        f"(Redis {redact_url(settings.redis_url)})",
+        flush=True,
     )
+    with sock:
+        uvicorn.Server(config).run(sockets=[sock])
     return 0
+
+
+def _listen(host: str, port: int, backlog: int) -> socket.socket:
+    """A socket listening on ``host:port`` for uvicorn, bound here so that an address in use is
+    one ``arena:`` line before anything is printed (uvicorn's own bind reports it in its log,
+    after its start-up lines, and exits 3). Bound as uvicorn binds (``SO_REUSEADDR``)."""
+    from arboretum_server.errors import BindError
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(backlog)
+    except OSError as exc:
+        sock.close()
+        shown = f"[{host}]:{port}" if family == socket.AF_INET6 else f"{host}:{port}"
+        raise UserError(str(BindError.of(shown, exc))) from None
+    return sock
 
 
 def cmd_author_add(args: argparse.Namespace) -> int:
