@@ -32,7 +32,6 @@ __all__ = [
     "ArenaParser",
     "UsageError",
     "UserError",
-    "add_games_per_pairing",
     "add_players",
     "add_redis_url",
     "add_seed",
@@ -127,18 +126,6 @@ def add_players(parser: argparse.ArgumentParser, *, required: bool = False) -> N
         required=required,
         metavar="P",
         help="seats per game: 2, 3 or 4" + ("" if required else " (default 2)"),
-    )
-
-
-def add_games_per_pairing(parser: argparse.ArgumentParser) -> None:
-    """``--games-per-pairing N`` of a league: deals per combination of bots (default 1)."""
-    parser.add_argument(
-        "--games-per-pairing",
-        type=argtypes.positive,
-        default=1,
-        metavar="N",
-        help="deals per combination of bots, each in every seat rotation (default 1); with 3 "
-        "or 4 players use a multiple of 2 or 6 to balance who sits before whom",
     )
 
 

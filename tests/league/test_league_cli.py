@@ -24,17 +24,6 @@ def bots(r: redis.Redis) -> list[str]:
     return ["random", "greedy", "third"]
 
 
-def test_create_says_when_seat_orders_are_not_balanced(
-    redis_url: str, bots: list[str], capsys: pytest.CaptureFixture[str]
-) -> None:
-    common = ["--bots", *bots, "--players", "3", "--seed", "1"]
-    assert _arena(redis_url, "league", "create", "odd", *common, "--games-per-pairing", "3") == 0
-    out = capsys.readouterr().out
-    assert "note: 3-player seat orders are balanced over blocks of 2 deals; with 3 deals per" in out
-    assert _arena(redis_url, "league", "create", "even", *common, "--games-per-pairing", "4") == 0
-    assert "note:" not in capsys.readouterr().out
-
-
 def test_bad_leagues_are_refused_clearly(
     redis_url: str, bots: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -24,7 +24,7 @@ from arboretum.decisions import Decision
 from arboretum_sdk.bots.greedy import GreedyBot
 from arboretum_sdk.bots.random_bot import RandomBot
 from arboretum_worker import ratings, registry, replays, store
-from arboretum_worker.schedule import MatchSpec, round_robin
+from arboretum_worker.schedule import MatchSpec, balanced_games_per_pairing, round_robin
 
 from . import authors
 
@@ -157,14 +157,17 @@ def seed_demo(
     *,
     league: str = "demo",
     players: int = 2,
-    games_per_pairing: int = 1,
+    games_per_pairing: int | None = None,
     seed: int = 2026,
     bots: Sequence[DemoBot] = DEMO_BOTS,
     running: bool = False,
     limit: int | None = None,
 ) -> DemoData:
-    """Create authors, bots, a league, and play its matches (``limit``: at most that many)."""
+    """Create authors, bots, a league, and play its matches (``limit``: at most that many;
+    ``games_per_pairing``: the balanced default of a league, (players - 1)!, unless given)."""
     data = DemoData(league=league)
+    if games_per_pairing is None:  # balanced seat orders, as every league is by default
+        games_per_pairing = balanced_games_per_pairing(players)
     for owner in sorted({b.owner for b in bots if b.owner}):
         if authors.get_author(r, owner) is None:
             data.tokens[owner] = authors.add_author(r, owner)

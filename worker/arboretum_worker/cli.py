@@ -29,7 +29,12 @@ from .report import (
     table,
     version_label,
 )
-from .settings import add_deals_per_series, deals_per_series_of
+from .settings import (
+    add_deals_per_series,
+    add_games_per_pairing,
+    deals_per_series_of,
+    games_per_pairing_of,
+)
 
 __all__ = ["register"]
 
@@ -96,7 +101,9 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         description="Create a round-robin league. Every combination of PLAYERS bots plays "
         "GAMES-PER-PAIRING deals, each deal in every rotation of one cyclic seat order. Deal d "
         "takes cyclic order d mod (PLAYERS-1)!, so over every 2 deals (3 players) or 6 deals (4 "
-        "players) each bot sits directly before each other bot equally often (docs/league.md). "
+        "players) each bot sits directly before each other bot equally often (docs/league.md): "
+        "GAMES-PER-PAIRING is 1, 2 or 6 for 2, 3 or 4 players unless given, and a number that "
+        "is not a multiple of it is refused unless --allow-unbalanced. "
         "A match is a series: up to DEALS-PER-SERIES deals in one seat order, played by the "
         "same bot processes. With --ladder it is a continuous ladder instead (2 players): it "
         "runs until it is closed, and its scheduler plays the pairings that teach the most.",
@@ -111,7 +118,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         "bot's name (arena bot list) that no submitted bot has taken registers that built-in",
     )
     clitools.add_players(p)
-    clitools.add_games_per_pairing(p)
+    add_games_per_pairing(p)
     clitools.add_time_control(p)
     clitools.add_seed(p, "league seed")
     add_deals_per_series(p)
@@ -308,8 +315,9 @@ def cmd_league_create(args: argparse.Namespace) -> int:
     from . import registry, store
     from .bots import register_builtins, sandbox_check
     from .league import LeagueError, create_league
-    from .schedule import block_deals
+    from .schedule import balance_problem
 
+    games_per_pairing = None if args.ladder else games_per_pairing_of(args)
     r = _redis(args)
     try:
         for name, vid in register_builtins(r, args.bots, sandbox_check(_settings(args))):
@@ -328,13 +336,14 @@ def cmd_league_create(args: argparse.Namespace) -> int:
             args.name,
             args.bots,
             players=args.players,
-            games_per_pairing=args.games_per_pairing,
+            games_per_pairing=games_per_pairing,
             per_decision_ms=args.per_decision_ms,
             bank_ms=args.bank_ms,
             faults_to_forfeit=args.faults_to_forfeit,
             seed=args.seed,
             deals_per_series=args.deals_per_series,
             compute=args.compute,
+            allow_unbalanced=args.allow_unbalanced,
         )
     except (LeagueError, store.StoreError) as exc:
         return fail(str(exc))
@@ -349,13 +358,9 @@ def cmd_league_create(args: argparse.Namespace) -> int:
     )
     for vid in ls.bots:
         print(f"  {version_label(r, vid)}")
-    block = block_deals(ls.players)
-    if ls.games_per_pairing % block:
-        print(
-            f"note: {ls.players}-player seat orders are balanced over blocks of {block} deals; "
-            f"with {plural(ls.games_per_pairing, 'deal')} per combination a block is partial, "
-            f"so some bots sit directly before others more often (use a multiple of {block})"
-        )
+    problem = balance_problem(ls.players, ls.games_per_pairing)
+    if problem is not None:  # allowed with --allow-unbalanced
+        print(f"note: {problem}")
     print(f"run it with: arena league run {league.name}")
     return 0
 

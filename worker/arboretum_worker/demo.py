@@ -28,7 +28,12 @@ from typing import Any, TextIO
 from arboretum_sdk import argtypes, clitools
 from arboretum_sdk.clitools import UsageError, plural
 
-from .settings import add_deals_per_series, deals_per_series_of
+from .settings import (
+    add_deals_per_series,
+    add_games_per_pairing,
+    deals_per_series_of,
+    games_per_pairing_of,
+)
 
 __all__ = ["add_arguments", "find_redis_server", "main"]
 
@@ -39,7 +44,7 @@ MAX_DEMO_WORKERS = 16
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The demo's flags (``arena demo``)."""
     clitools.add_players(parser)
-    clitools.add_games_per_pairing(parser)
+    add_games_per_pairing(parser)
     parser.add_argument(
         "--workers",
         type=argtypes.int_range(1, MAX_DEMO_WORKERS),
@@ -213,6 +218,7 @@ def main(args: argparse.Namespace) -> int:
     if args.replays is not None:
         clitools.output_dir(args.replays)
     seed = args.seed if args.seed is not None else secrets.randbits(64)
+    games_per_pairing = games_per_pairing_of(args)
     print("Arboretum Arena demo: a league of the built-in bots, played by league workers.\n")
     try:
         with _demo_stack(args) as (url, stack):
@@ -230,11 +236,12 @@ def main(args: argparse.Namespace) -> int:
                 league_name,
                 names,
                 players=args.players,
-                games_per_pairing=args.games_per_pairing,
+                games_per_pairing=games_per_pairing,
                 per_decision_ms=args.per_decision_ms,
                 bank_ms=args.bank_ms,
                 seed=seed,
                 deals_per_series=deals_per_series_of(args),
+                allow_unbalanced=args.allow_unbalanced,
             )
             run_league(r, league.name, settings)
             total = len(store.league_matches(r, league_name))
@@ -245,7 +252,7 @@ def main(args: argparse.Namespace) -> int:
             )
             print(
                 f"\nleague {league_name}: {plural(len(names), 'bot')}, {args.players} players, "
-                f"{plural(args.games_per_pairing, 'deal')} per combination in every seat "
+                f"{plural(games_per_pairing, 'deal')} per combination in every seat "
                 f"rotation: {plural(games, 'game')} in {plural(total, 'match', 'matches')}, "
                 f"seed {seed}\n"
             )

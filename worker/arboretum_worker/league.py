@@ -37,7 +37,12 @@ from .progress import (
     mark_finished_if_done,
     prepare_store,
 )
-from .schedule import DEFAULT_DEALS_PER_SERIES, round_robin
+from .schedule import (
+    DEFAULT_DEALS_PER_SERIES,
+    balance_problem,
+    balanced_games_per_pairing,
+    round_robin,
+)
 from .settings import WorkerSettings
 
 __all__ = [
@@ -93,15 +98,24 @@ def create_league(
     bots: Sequence[str],
     *,
     players: int,
-    games_per_pairing: int,
+    games_per_pairing: int | None = None,
     per_decision_ms: int = 1000,
     bank_ms: int = 10_000,
     faults_to_forfeit: int = 3,
     seed: int | None = None,
     deals_per_series: int = DEFAULT_DEALS_PER_SERIES,
     compute: str = "fixed",
+    allow_unbalanced: bool = False,
 ) -> store.League:
-    """Create a league of these bots (names, ``name@version`` or version ids)."""
+    """Create a league of these bots (names, ``name@version`` or version ids).
+    ``games_per_pairing`` defaults to the smallest number that balances the seat orders
+    (:func:`~.schedule.balanced_games_per_pairing`); one that does not balance them is refused
+    unless ``allow_unbalanced``."""
+    if games_per_pairing is None:
+        games_per_pairing = balanced_games_per_pairing(players)
+    problem = balance_problem(players, games_per_pairing)
+    if problem is not None and not allow_unbalanced:
+        raise LeagueError(f"{problem} (unless the league allows unbalanced seat orders)")
     versions = [resolve_version(r, spec) for spec in bots]
     if len(set(versions)) != len(versions):
         raise LeagueError("a league lists each bot version once")

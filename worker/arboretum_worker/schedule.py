@@ -26,8 +26,10 @@ orders), and rotation r seats that order's bot ``(s + r) mod P`` in seat s. So:
   cyclic order keep its neighbours; the (P-1)! orders give each bot each neighbour.
 
 When N is not a multiple of (P-1)! the last, partial block plays only some of the orders (the
-first ones, in the league order), so a few neighbours meet once more than the others;
-``league create`` says so.
+first ones, in the league order), so a few neighbours meet once more than the others (with 4
+players and 8 bots and N = 1, some "X before Y" orders occur 60 times and their reverse never).
+So a new league takes N = (P-1)! unless told otherwise, and refuses an N that is not a multiple
+of it unless the league is created with ``allow_unbalanced`` (:func:`balance_problem`).
 
 **A match is a series** (:func:`pack_series`): several deals of one combination in one seating,
 played one after the other by the same bot processes, one per seat, started fresh for the match.
@@ -73,6 +75,8 @@ __all__ = [
     "Design",
     "MatchSpec",
     "ScheduleError",
+    "balance_problem",
+    "balanced_games_per_pairing",
     "block_deals",
     "check_deals_per_series",
     "cyclic_orders",
@@ -362,6 +366,27 @@ def league_order(bots: Sequence[str], seed: int) -> list[str]:
 def block_deals(players: int) -> int:
     """Deals in one balanced block of seat orders: (P-1)!, the number of cyclic orders."""
     return math.factorial(players - 1)
+
+
+def balanced_games_per_pairing(players: int) -> int:
+    """The smallest number of deals per combination that balances the seat orders, (P-1)!:
+    1, 2 and 6 for 2, 3 and 4 players (the default of a new league; 1 for other counts, which
+    a league refuses anyway)."""
+    return block_deals(players) if players in (2, 3, 4) else 1
+
+
+def balance_problem(players: int, games_per_pairing: int) -> str | None:
+    """Why ``games_per_pairing`` deals per combination leave ``players``-player seat orders
+    unbalanced (some bots sit directly before others more often), or None when they do not."""
+    block = balanced_games_per_pairing(players)
+    if games_per_pairing % block == 0:
+        return None
+    one = games_per_pairing == 1
+    return (
+        f"{games_per_pairing} deal{'' if one else 's'} per combination "
+        f"leave{'s' if one else ''} {players}-player seat orders unbalanced: each bot sits "
+        f"directly before each other equally often only over a multiple of {block} deals"
+    )
 
 
 @functools.lru_cache(maxsize=8)

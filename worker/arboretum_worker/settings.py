@@ -10,6 +10,7 @@ per-match directories   ``ARENA_MATCH_ROOT``              ``arboretum-matches`` 
 sandbox runner          ``ARENA_SANDBOX``                 ``auto`` (bwrap, else unshare, else
                                                           none: built-in bots only); ``docker``
 bots' docker image      ``ARENA_BOT_IMAGE``               the docker runner's default
+sandbox uid locks       ``ARENA_UID_LOCK_DIR``            ``/run/arboretum`` (one for the host)
 bot output kept         ``ARENA_OUTPUT_CAP``              65536 bytes per bot and match
 maintenance interval    ``ARENA_MAINTENANCE_INTERVAL_S``  10 s
 heartbeat interval      ``ARENA_MONITOR_INTERVAL_S``      5 s
@@ -58,8 +59,10 @@ __all__ = [
     "SettingsError",
     "WorkerSettings",
     "add_deals_per_series",
+    "add_games_per_pairing",
     "deals_per_series_of",
     "deck_size",
+    "games_per_pairing_of",
     "job_timeout",
     "max_decisions_per_game",
     "seat_thinking_s",
@@ -182,6 +185,9 @@ class WorkerSettings:
             values["sandbox"] = env["ARENA_SANDBOX"]
         if env.get("ARENA_BOT_IMAGE"):
             values["bot_image"] = env["ARENA_BOT_IMAGE"]
+        lock_dir = env.get("ARENA_UID_LOCK_DIR", "").strip()
+        if lock_dir and not os.path.isabs(lock_dir):  # read by the sandbox (uid_lock_dir)
+            raise SettingsError(f"ARENA_UID_LOCK_DIR must be an absolute path, got {lock_dir!r}")
         for name, var in (
             ("output_cap", "ARENA_OUTPUT_CAP"),
             ("maintenance_interval_s", "ARENA_MAINTENANCE_INTERVAL_S"),
@@ -269,3 +275,45 @@ def deals_per_series_of(args: argparse.Namespace, *, ladder: bool = False) -> in
     if args.deals_per_series is not None:
         return int(args.deals_per_series)
     return DEALS_PER_UNIT if ladder else DEFAULT_DEALS_PER_SERIES
+
+
+def add_games_per_pairing(parser: argparse.ArgumentParser) -> None:
+    """``--games-per-pairing N`` and ``--allow-unbalanced``, the same in every command that
+    creates a round robin. The default is None: the smallest number that balances the seat
+    orders for the league's players (:func:`games_per_pairing_of`)."""
+    from arboretum_sdk import argtypes
+
+    parser.add_argument(
+        "--games-per-pairing",
+        type=argtypes.positive,
+        default=None,
+        metavar="N",
+        help="deals per combination of bots, each in every seat rotation (default: the "
+        "smallest number that balances who sits directly before whom, (P-1)!: 1, 2 or 6 for "
+        "2, 3 or 4 players); a number that is not a multiple of it is refused",
+    )
+    parser.add_argument(
+        "--allow-unbalanced",
+        action="store_true",
+        help="accept a --games-per-pairing that is not a multiple of (P-1)! (then some bots "
+        "sit directly before others more often)",
+    )
+
+
+def games_per_pairing_of(args: argparse.Namespace) -> int:
+    """The ``--games-per-pairing`` given, else the balanced default for ``--players``; a number
+    that leaves the seat orders unbalanced is a usage error unless ``--allow-unbalanced``."""
+    from arboretum_sdk.clitools import UsageError
+
+    from .schedule import balance_problem, balanced_games_per_pairing
+
+    if args.games_per_pairing is None:
+        return balanced_games_per_pairing(args.players)
+    problem = balance_problem(args.players, args.games_per_pairing)
+    if problem is not None and not args.allow_unbalanced:
+        block = balanced_games_per_pairing(args.players)
+        raise UsageError(
+            f"--games-per-pairing {args.games_per_pairing}: {problem} (use a multiple of "
+            f"{block}, or --allow-unbalanced)"
+        )
+    return int(args.games_per_pairing)
