@@ -390,10 +390,10 @@ def test_over_the_daily_quota_an_upload_is_429_with_retry_after(
     bot = tmp_path / "mine.py"
     bot.write_bytes(BOT + b"# re-roll 5\n")
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "ARENA_AUTHOR_TOKEN")}
+    submit_cmd = [sys.executable, "-m", "arboretum_sdk.cli", "bot", "submit"]
     with serve_in_thread(app) as base:
         done = subprocess.run(
-            [sys.executable, "-m", "arboretum_sdk.cli", "bot", "submit", str(bot)]
-            + ["--name", "mine", "--server", base, "--token", token],
+            [*submit_cmd, str(bot), "--name", "mine", "--server", base, "--token", token],
             capture_output=True,
             text=True,
             env=env,
