@@ -34,13 +34,19 @@ the Elo estimate with its 95% interval; the verdict is printed at the end (--jso
 machine-readable report). The pairs are played in batches of --batch deals: one match per
 seating, fresh bot processes for each match, so no process sees a deal twice.
 
+How long it takes depends on the bounds more than on the difference: under the default
+[0, 5] even a bot 300 Elo stronger needs about 210 pairs, and 10 Elo about 3,500. To ask only
+"is NEW clearly better?", screen with --elo0 0 --elo1 50: 100 Elo or more passes in about 40
+pairs, no difference fails in about 90, and a difference under 50 may go either way.
+
 With --league the pairs are played by the league's workers (`arena worker`, any number of
 them, on the same Redis): NEW and OLD are submitted bots (NAME, NAME@VERSION or a version
 id), --window batches are in play at once, and the test lives in Redis: it goes on if this
 command stops (--detach returns at once) and survives a worker's death.
 
   arena sprt ./mybot_v2.py ./mybot_v1.py
-  arena sprt ./mybot_v2.py greedy --elo0 -5 --elo1 10 --max-pairs 2000 --concurrency 2
+  arena sprt ./mybot_v2.py greedy --elo0 0 --elo1 50
+  arena sprt ./mybot_v2.py greedy --elo0 0 --elo1 10 --max-pairs 4000 --concurrency 2
   arena sprt mybot@3f2a mybot@9c01 --league --window 8
   arena sprt --follow TEST          (--list, --cancel TEST)
 
