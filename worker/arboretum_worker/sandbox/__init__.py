@@ -24,10 +24,12 @@ unshare, none that works here and logs its choice.
 
 Process limit: ``RLIMIT_NPROC`` counts processes per real uid, and never limits root. When the
 worker runs as root, each sandbox gets a dedicated unprivileged host uid from
-:class:`UidSlotPool` (a flock'ed slot in a uid range), and the launcher inside the sandbox drops
-to it, so the limit counts exactly that sandbox's processes. When the worker is not root, bwrap
-or unshare put the bot in a user namespace of its own and the launcher sets the limit inside it:
-since Linux 5.14 the count is kept per (user namespace, uid), i.e. per sandbox.
+:class:`UidSlotPool` (a flock'ed slot in a uid range; the locks are the machine's, in
+``/run/arboretum`` or ``$ARENA_UID_LOCK_DIR``, whatever ``TMPDIR`` says), and the launcher inside
+the sandbox drops to it, so the limit counts exactly that sandbox's processes. A sandbox's
+cleanup kills what is in its pid namespace, never every process of its uid. When the worker is
+not root, bwrap or unshare put the bot in a user namespace of its own and the launcher sets the
+limit inside it: since Linux 5.14 the count is kept per (user namespace, uid), i.e. per sandbox.
 """
 
 from __future__ import annotations

@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,7 +24,9 @@ from .limits import DEFAULT_LIMITS, SandboxLimits
 __all__ = [
     "BOT_DIR_INSIDE",
     "BUILTIN_BOTS",
+    "DEFAULT_UID_LOCK_DIR",
     "SOCKET_INSIDE",
+    "UID_LOCK_DIR_ENV",
     "LaunchSpec",
     "SandboxError",
     "SandboxRunner",
@@ -35,6 +36,7 @@ __all__ = [
     "UidSlotPool",
     "bot_env",
     "python_runtime_paths",
+    "uid_lock_dir",
 ]
 
 log = logging.getLogger("arboretum_worker.sandbox")
@@ -199,13 +201,32 @@ def _alive(pid: int) -> bool:
     return state not in (b"Z", b"X")
 
 
+UID_LOCK_DIR_ENV = "ARENA_UID_LOCK_DIR"
+"""The setting of the folder of the uid slots' lock files (:data:`DEFAULT_UID_LOCK_DIR`)."""
+DEFAULT_UID_LOCK_DIR = "/run/arboretum"
+"""One folder for the whole machine, whatever ``TMPDIR`` says: the uids are the machine's."""
+
+
+def uid_lock_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The folder of the uid slots' lock files: ``ARENA_UID_LOCK_DIR``, else ``/run/arboretum``."""
+    value = (os.environ if env is None else env).get(UID_LOCK_DIR_ENV, "").strip()
+    path = Path(value or DEFAULT_UID_LOCK_DIR)
+    if not path.is_absolute():
+        raise SandboxError(f"{UID_LOCK_DIR_ENV} must be an absolute path, not {value!r}")
+    return path
+
+
 class UidSlotPool:
     """Dedicated unprivileged host uids, one per running sandbox (used when the worker is root).
 
     Each slot is a uid ``base + i``; a slot is taken by holding an ``flock`` on
-    ``<lock_dir>/uid-<uid>.lock``, so several workers on one host never share one, and a slot
-    still owning processes is skipped. ``RLIMIT_NPROC`` counts per real uid, so with one uid per
-    sandbox it bounds exactly that sandbox's processes.
+    ``<lock_dir>/uid-<uid>.lock``. The uids are the machine's, so the lock folder is one for the
+    machine (:func:`uid_lock_dir`: ``/run/arboretum`` unless ``ARENA_UID_LOCK_DIR`` says
+    otherwise), never under a temporary folder that another installation may see differently:
+    every worker of the machine, of any installation, then takes its slots from the same locks
+    and never hands out a uid another holds. A slot still owning processes is skipped.
+    ``RLIMIT_NPROC`` counts per real uid, so with one uid per sandbox it bounds exactly that
+    sandbox's processes.
     """
 
     def __init__(self, base: int = 1_700_000_000, size: int = 1024, lock_dir: Path | None = None):
@@ -213,10 +234,25 @@ class UidSlotPool:
             raise ValueError("uid slot base out of range")
         self.base = base
         self.size = size
-        self.lock_dir = lock_dir or Path(tempfile.gettempdir()) / "arboretum-sandbox-slots"
+        self.lock_dir = lock_dir or uid_lock_dir()
+
+    def _open_lock_dir(self) -> None:
+        try:
+            self.lock_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            st = self.lock_dir.stat()
+        except OSError as exc:
+            raise SandboxError(
+                f"cannot use the sandbox uid lock folder {self.lock_dir} ({UID_LOCK_DIR_ENV}): "
+                f"{exc.strerror}"
+            ) from None
+        if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+            raise SandboxError(
+                f"the sandbox uid lock folder {self.lock_dir} ({UID_LOCK_DIR_ENV}) must belong "
+                "to the worker's user and be writable by it alone"
+            )
 
     def acquire(self) -> UidSlot:
-        self.lock_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._open_lock_dir()
         for uid in range(self.base, self.base + self.size):
             fh = open(self.lock_dir / f"uid-{uid}.lock", "ab")  # noqa: SIM115 - held by the slot
             try:
@@ -351,8 +387,8 @@ class SandboxedBot:
         """Host pids of live processes of this sandbox (empty once it is gone; zombies, already
         dead and waiting to be reaped by the host's init, are not counted)."""
         found: set[int] = set()
-        if self._uid is not None:
-            found.update(_uid_processes(self._uid))
+        # Found by what is the sandbox's own (its pid namespace, the runner's process group),
+        # never by its uid: a process of the same uid outside the sandbox is not this one's.
         if self._pidns is not None:
             for entry in os.listdir("/proc"):
                 if entry.isdigit() and self._in_sandbox(int(entry)):
