@@ -16,7 +16,7 @@ import pytest
 import redis
 
 from arboretum import verify_replay
-from arboretum_worker import live
+from arboretum_worker import live, replays
 from arboretum_worker.play import MatchPlan, SeatPlan, run_play_match
 from arboretum_worker.sandbox import make_runner
 
@@ -129,7 +129,7 @@ def test_a_match_nobody_watches_writes_nothing(r: redis.Redis) -> None:
 def test_the_private_referee_writes_no_replay_files(r: redis.Redis, tmp_path: Path) -> None:
     """The job fetches the replays over gRPC: the match directory gets no replay file (the
     directory is removed after the match, so one would be written for nothing), and the
-    fetched replays verify, each the game of its seed."""
+    fetched replays, stored in Redis, verify, each the game of its seed."""
     folder = tmp_path / "match"
     folder.mkdir()
     outcome = _play(
@@ -140,7 +140,10 @@ def test_the_private_referee_writes_no_replay_files(r: redis.Redis, tmp_path: Pa
     assert not [name for name in written if name.endswith(".json")], written
     assert any(name.startswith("seat0") for name in written), written  # the folder was used
     for game, text in zip(outcome.games, outcome.replays, strict=True):
-        doc = json.loads(text)
+        assert replays.save_replay(r, "no-files", game.game_index, text)  # as the job stores it
+        stored = replays.get_replay(r, "no-files", game.game_index)
+        assert stored is not None
+        doc = json.loads(stored)
         assert doc["seed"] == str(game.seed) and doc["game_index"] == game.game_index
         result = verify_replay(doc)
         assert list(result.ranks) == list(game.ranks)
