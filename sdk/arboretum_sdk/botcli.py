@@ -141,9 +141,14 @@ def _token(args: argparse.Namespace) -> str | None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from . import grpc_setup
     from .errors import BotLoadError
     from .loader import load_bot
     from .stdio.child import StdioBot
+
+    # gRPC loads now, with its transport settings; the bot's code (and a line-protocol bot's
+    # command) then sees the environment it was started with, without them.
+    grpc_setup.settle()
 
     token = _token(args)
     if token is None:

@@ -14,6 +14,10 @@ run``, ``arena worker``). A ``GRPC_EXPERIMENTS`` already in the environment, eve
 as it is: ``GRPC_EXPERIMENTS=`` keeps gRPC's defaults. The experiment names belong to the grpcio
 release pinned in ``sdk/pyproject.toml``; check them when bumping it (an unknown name makes gRPC
 log ``Unknown experiment`` and is otherwise ignored).
+
+Once gRPC has loaded, the variable has done its work. ``arena bot run`` then takes the default
+that :func:`apply` set out of its environment again (:func:`settle`), so that a bot's own code
+and the command of a line-protocol bot see exactly the environment their sandbox gave them.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["GRPC_EXPERIMENTS", "apply"]
+__all__ = ["GRPC_EXPERIMENTS", "apply", "settle"]
 
 GRPC_EXPERIMENTS = "-event_engine_client,-event_engine_listener"
 """The default ``GRPC_EXPERIMENTS`` of the arena's processes."""
@@ -30,7 +34,23 @@ GRPC_EXPERIMENTS = "-event_engine_client,-event_engine_listener"
 def apply() -> bool:
     """Set the default ``GRPC_EXPERIMENTS`` unless it is set already or gRPC is already imported
     (it would not read it any more); whether it was set. Child processes inherit it."""
+    global _applied
     if "GRPC_EXPERIMENTS" in os.environ or "grpc" in sys.modules:
         return False
     os.environ["GRPC_EXPERIMENTS"] = GRPC_EXPERIMENTS
+    _applied = True
     return True
+
+
+_applied = False
+
+
+def settle() -> None:
+    """Load gRPC (which reads ``GRPC_EXPERIMENTS`` then), and take out of the environment the
+    default that :func:`apply` set in this process; a value that was there before is kept."""
+    global _applied
+    import grpc  # noqa: F401 - loading it is the point
+
+    if _applied and os.environ.get("GRPC_EXPERIMENTS") == GRPC_EXPERIMENTS:
+        del os.environ["GRPC_EXPERIMENTS"]
+    _applied = False

@@ -166,3 +166,39 @@ def test_a_gone_servers_folder_is_removed_and_a_live_ones_kept() -> None:
     finally:
         live.stop()
     assert not live.folder.exists()
+
+
+CAPABILITY_LINES = ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")
+STATUS_SCRIPT = (
+    "import sys\n"
+    "for line in open('/proc/self/status'):\n"
+    "    if line.startswith(tuple(sys.argv[1:])):\n"
+    "        print('STATUS', line.strip(), flush=True)\n"
+)
+
+
+def _status_lines(kind: str) -> list[str]:
+    runner = make(kind)
+    keys = [f"{key}:" for key in (*CAPABILITY_LINES, "NoNewPrivs", "Seccomp")]
+    with runner.start(
+        "random",
+        socket_path=None,
+        token="t",
+        builtin=True,
+        python_args=["-c", STATUS_SCRIPT, *keys],
+    ) as bot:
+        assert bot.wait(30) == 0, bot.output()
+        out = bot.output().decode()
+    return [line.removeprefix("STATUS ") for line in out.splitlines() if line.startswith("STATUS")]
+
+
+def test_a_forked_bot_has_every_capability_set_empty_as_a_plain_one() -> None:
+    """/proc/self/status of a bot under plain bwrap and under the fork server, line by line:
+    every capability set empty (the inheritable one too, which a change of uid keeps and the
+    fork server's own sandbox fills), no_new_privs, the same seccomp state."""
+    plain, forked = _status_lines("bwrap"), _status_lines("fork")
+    for key in CAPABILITY_LINES:
+        assert f"{key}:\t0000000000000000" in plain, plain
+    assert "NoNewPrivs:\t1" in plain, plain
+    assert [line.split(":")[0] for line in plain][:5] == list(CAPABILITY_LINES), plain
+    assert forked == plain

@@ -25,11 +25,12 @@ from typing import Any
 
 import pytest
 
-from arboretum_worker.sandbox import SandboxRunner, make_runner
+from arboretum_worker.sandbox import SandboxRunner, bot_env, make_runner
 from arboretum_worker.sandbox.capture import truncation_marker
 from dockerd import DockerdUnavailable, start_dockerd, stop_dockerd
 
 from .conftest import BOTS, TEST_LIMITS, processes_with_marker, start_script, wait_for_output
+from .test_sandbox_view import bot_environment, check_environment
 
 pytestmark = pytest.mark.integration
 
@@ -62,7 +63,10 @@ def docker_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         pytest.skip(f"docker runner not tested: {exc}")
     try:
         repository = IMAGE.split(":")[0]
-        client.api.import_image_from_data(_image_tar(), repository=repository, tag="latest")
+        # an ENV line, as every real image has (python's sets PYTHON_VERSION, GPG_KEY, ...)
+        client.api.import_image_from_data(
+            _image_tar(), repository=repository, tag="latest", changes=["ENV IMAGE_ONLY=1"]
+        )
         yield client
     finally:
         stop_dockerd(client, proc, root)
@@ -162,3 +166,12 @@ def test_docker_socket_reaches_the_referee(drunner: SandboxRunner, tmp_path: Pat
     assert got == [b"hello referee\n"] and rc == 0
     assert log_path.read_bytes() == output
     assert BOTS.is_dir()
+
+
+def test_docker_bot_gets_exactly_the_documented_environment(
+    drunner: SandboxRunner, tmp_path: Path
+) -> None:
+    """Not the HOSTNAME the engine adds to every container, nor the image's ENV lines."""
+    env = bot_environment(drunner, tmp_path)
+    assert env["ARENA_TOKEN"] == "seat-token-env" and env["ARENA_COMPUTE"] == "fixed"
+    check_environment(env, compute=True, pythonpath="PYTHONPATH" in bot_env(None))

@@ -263,7 +263,8 @@ def test_bot_runs_unprivileged_with_its_limits(runner: SandboxRunner) -> None:
     script = (
         "import os, resource\n"
         "status = dict(l.split(':', 1) for l in open('/proc/self/status'))\n"
-        "for key in ('Uid', 'Gid', 'Groups', 'CapEff', 'CapPrm', 'CapBnd', 'NoNewPrivs'):\n"
+        "for key in ('Uid', 'Gid', 'Groups', 'CapEff', 'CapPrm', 'CapInh', 'CapAmb', 'CapBnd',\n"
+        "            'NoNewPrivs'):\n"
         "    print(key, status[key].split())\n"
         "for name in ('CPU', 'DATA', 'AS', 'NPROC', 'NOFILE', 'FSIZE', 'CORE'):\n"
         "    print(name, resource.getrlimit(getattr(resource, 'RLIMIT_' + name)))\n"
@@ -273,7 +274,7 @@ def test_bot_runs_unprivileged_with_its_limits(runner: SandboxRunner) -> None:
     ) as bot:
         assert bot.wait(20) == 0, bot.output()
         lines = dict(line.split(" ", 1) for line in bot.output().decode().splitlines())
-    for cap in ("CapEff", "CapPrm"):
+    for cap in ("CapEff", "CapPrm", "CapInh", "CapAmb"):
         assert lines[cap] == "['0000000000000000']", lines
     assert lines["NoNewPrivs"] == "['1']", lines
     limits = TEST_LIMITS.rlimits()

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from arboretum_worker.sandbox import SandboxRunner, python_runtime_paths
+from arboretum_worker.sandbox import SandboxRunner, bot_env, python_runtime_paths
 
-from .conftest import BOTS, make
+from .conftest import BOTS, make, wait_for_output
 
 pytestmark = pytest.mark.integration
 
@@ -154,3 +154,69 @@ def test_each_backend_shows_the_documented_root_and_the_same_one(tmp_path: Path)
     first, *others = views
     for kind in others:
         assert views[kind] == views[first], f"{kind} shows another root than {first}"
+
+
+def documented_environment() -> dict[str, str]:
+    """The doc's table of the bot's environment: each variable -> its documented value."""
+    text = DOC.read_text(encoding="utf-8")
+    block = re.search(r"<!-- bot-environment -->\n(.*?)<!-- /bot-environment -->", text, re.S)
+    assert block, "docs/bot-runtime.md lost its <!-- bot-environment --> table"
+    rows = [line.strip() for line in block.group(1).splitlines() if line.strip()]
+    assert rows[:2] == ["| variable | value |", "| --- | --- |"], rows[:2]
+    table: dict[str, str] = {}
+    for row in rows[2:]:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert len(cells) == 2 and re.fullmatch(r"`[A-Z_]+`", cells[0]), row
+        table[cells[0].strip("`")] = cells[1]
+    return table
+
+
+def check_environment(env: dict[str, str], *, compute: bool, pythonpath: bool) -> None:
+    """A bot's ``os.environ`` against the doc: exactly the documented variables (those the doc
+    makes conditional, ``only ...``, as the conditions say), with the documented values."""
+    doc = documented_environment()
+    expected = {
+        name
+        for name, value in doc.items()
+        if not value.startswith("only ")
+        or (name == "ARENA_COMPUTE" and compute)
+        or (name == "PYTHONPATH" and pythonpath)
+    }
+    assert {"PYTHONPATH", "ARENA_COMPUTE"} <= set(doc), doc
+    assert set(env) == expected, (
+        f"not documented: {sorted(set(env) - expected)}; missing: {sorted(expected - set(env))}"
+    )
+    for name, value in doc.items():
+        literal = re.fullmatch(r"`([^`]*)`", value)
+        if literal and name in env:
+            assert env[name] == literal.group(1), (name, env[name], value)
+
+
+def bot_environment(runner: SandboxRunner, tmp_path: Path) -> dict[str, str]:
+    """What a submitted bot finds in ``os.environ`` when ``arena bot run`` has loaded it (as in a
+    league match: a referee socket, ``ARENA_COMPUTE``)."""
+    match_dir = tmp_path / "match"
+    match_dir.mkdir(mode=0o700, exist_ok=True)
+    sock_path = match_dir / "referee.sock"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+        server.bind(str(sock_path))
+        server.listen(1)  # nobody answers: the bot is ended once it has printed
+        with runner.start(
+            BOTS / "env_bot.py",
+            socket_path=sock_path,
+            token="seat-token-env",
+            name="env",
+            env={"ARENA_COMPUTE": "fixed"},
+        ) as bot:
+            out = wait_for_output(bot, "\nENV ", timeout=60)
+    line = next(x for x in out.splitlines() if x.startswith("ENV "))
+    env: dict[str, str] = json.loads(line[len("ENV ") :])
+    return env
+
+
+def test_a_bot_gets_exactly_the_documented_environment(kind: str, tmp_path: Path) -> None:
+    """No PWD (bwrap sets it), no GRPC_EXPERIMENTS (``arena bot run`` sets it for gRPC's load),
+    nothing of the worker's: the documented table, on each local runner."""
+    env = bot_environment(make(kind), tmp_path)
+    assert env["ARENA_TOKEN"] == "seat-token-env" and env["ARENA_COMPUTE"] == "fixed"
+    check_environment(env, compute=True, pythonpath="PYTHONPATH" in bot_env(None))

@@ -60,3 +60,17 @@ def test_grpc_experiments_set_by_the_user_are_kept(monkeypatch: pytest.MonkeyPat
     monkeypatch.delitem(sys.modules, "grpc", raising=False)
     assert not grpc_setup.apply()
     assert os.environ["GRPC_EXPERIMENTS"] == ""
+
+
+def test_settle_takes_out_only_the_default_it_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``arena bot run`` settles once gRPC has loaded: the bot's code then finds no variable that
+    its sandbox did not give it; a value the user gave stays."""
+    monkeypatch.setenv("GRPC_EXPERIMENTS", "placeholder")
+    monkeypatch.delenv("GRPC_EXPERIMENTS")
+    monkeypatch.delitem(sys.modules, "grpc", raising=False)
+    assert grpc_setup.apply()
+    grpc_setup.settle()
+    assert "grpc" in sys.modules and "GRPC_EXPERIMENTS" not in os.environ
+    monkeypatch.setenv("GRPC_EXPERIMENTS", grpc_setup.GRPC_EXPERIMENTS)
+    grpc_setup.settle()  # not set by apply(): the user's, kept
+    assert os.environ["GRPC_EXPERIMENTS"] == grpc_setup.GRPC_EXPERIMENTS

@@ -5,7 +5,10 @@ Every container: ``network_mode=none``, read-only root, ``cap_drop=ALL``, ``no-n
 a non-root user, memory (no swap) and pids limits, rlimits for CPU, open files, file size and
 core dumps, a tmpfs at /tmp, the bot bind-mounted read-only at /bot/<name>, the referee socket
 file bind-mounted at /run/arena/referee.sock, and a json-file log capped in size (the runner
-streams the output into the same capped capture as the local runners).
+streams the output into the same capped capture as the local runners). The bot's environment is
+the runner's alone: the engine adds ``HOSTNAME`` and the image's ``ENV`` lines to every
+container's, so the command starts with ``env -u NAME ...`` for each of those the runner does not
+set itself.
 
 Paths are given to the engine, which resolves them on *its* host: ``path_map`` translates the
 worker's paths to the engine host's (identity by default, e.g. when the match folders are
@@ -168,6 +171,7 @@ class DockerRunner(SandboxRunner):
         self.python = python
         self.path_map = dict(path_map or {})
         self.host_runtime = host_runtime
+        self._image_env: frozenset[str] | None = None
 
     def describe(self) -> str:
         return f"docker (image {self.image}, user {self.user})"
@@ -179,6 +183,18 @@ class DockerRunner(SandboxRunner):
             if text == src or text.startswith(src.rstrip("/") + "/"):
                 return self.path_map[src] + text[len(src.rstrip("/")) :]
         return text
+
+    def engine_env_names(self) -> frozenset[str]:
+        """The variables the engine puts in a container's environment of its own accord:
+        ``HOSTNAME``, and those of the image's ``ENV`` lines (asked once per runner)."""
+        if self._image_env is None:
+            try:
+                config = self.client.images.get(self.image).attrs.get("Config") or {}
+            except self._docker.errors.DockerException:
+                config = {}  # no such image: creating the container will say so
+            names = {item.split("=", 1)[0] for item in config.get("Env") or ()}
+            self._image_env = frozenset(names | {"HOSTNAME"})
+        return self._image_env
 
     def container_config(self, spec: LaunchSpec) -> dict[str, Any]:
         """The keyword arguments of ``containers.create`` for ``spec``."""
@@ -220,9 +236,11 @@ class DockerRunner(SandboxRunner):
             types.Ulimit(name="core", soft=0, hard=0),
         ]
         log_size = max(lim.output_bytes * 2, 64 * 1024)
+        unset = sorted(self.engine_env_names() - set(env))
+        command = ["/usr/bin/env", *(f"--unset={name}" for name in unset), "--", *argv]
         return {
             "image": self.image,
-            "command": argv,
+            "command": command,
             "environment": env,
             "user": self.user,
             "working_dir": "/tmp",

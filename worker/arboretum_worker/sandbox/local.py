@@ -86,18 +86,20 @@ def _system_tool(name: str) -> str | None:
 
 
 def native_launcher_argv(rlimits: Mapping[str, int], uid: int | None) -> list[str] | None:
-    """``prlimit ... -- setpriv ... --``: rlimits (soft = hard), then, with ``uid``, the drop to it
-    (groups cleared, every capability dropped from the bounding and inheritable sets), and
-    no_new_privs; the bot's argv follows. None if prlimit or setpriv is missing, or an rlimit has
-    no prlimit flag (the Python launcher is used then)."""
-    prlimit, setpriv = _system_tool("prlimit"), _system_tool("setpriv")
-    if prlimit is None or setpriv is None or not set(rlimits) <= set(_PRLIMIT_FLAGS):
+    """``prlimit ... -- setpriv ... -- env -u PWD --``: rlimits (soft = hard), then, with
+    ``uid``, the drop to it (groups cleared, every capability dropped from the bounding,
+    inheritable and ambient sets), and no_new_privs; then the ``PWD`` that bwrap sets is taken
+    out of the environment; the bot's argv follows. None if prlimit, setpriv or env is missing,
+    or an rlimit has no prlimit flag (the Python launcher is used then)."""
+    prlimit, setpriv, env = _system_tool("prlimit"), _system_tool("setpriv"), _system_tool("env")
+    if None in (prlimit, setpriv, env) or not set(rlimits) <= set(_PRLIMIT_FLAGS):
         return None
+    assert prlimit is not None and setpriv is not None and env is not None
     argv = [prlimit, *(f"{_PRLIMIT_FLAGS[k]}={v}:{v}" for k, v in rlimits.items()), "--", setpriv]
     if uid is not None:
         argv += [f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
-        argv += ["--inh-caps=-all", "--bounding-set=-all"]
-    argv += ["--no-new-privs", "--"]
+        argv += ["--inh-caps=-all", "--ambient-caps=-all", "--bounding-set=-all"]
+    argv += ["--no-new-privs", "--", env, "-u", "PWD", "--"]
     return argv
 
 

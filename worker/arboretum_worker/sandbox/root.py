@@ -189,6 +189,17 @@ def build_root(root):
         fail("umount the host root: %s" % os.strerror(ctypes.get_errno()))
     os.chdir("/")
     mount(None, "/", None, REMOUNT | BIND | RDONLY | NOSUID | NODEV)
+class CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+class CapData(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_uint32) for n in ("effective", "permitted", "inheritable")]
+def clear_capabilities():
+    # every set emptied: effective, permitted and inheritable (capset, _LINUX_CAPABILITY_VERSION_3
+    # takes two 32-bit halves), ambient (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL); lowering
+    # needs no privilege. A change of uid clears the first two but keeps the inheritable set.
+    libc.prctl(47, 4, 0, 0, 0)
+    if libc.capset(ctypes.byref(CapHeader(0x20080522, 0)), (CapData * 2)()) != 0:
+        fail("capset: %s" % os.strerror(ctypes.get_errno()))
 def drop_privileges(cfg):
     uid = cfg.get("uid")
     if uid is not None:
@@ -198,6 +209,7 @@ def drop_privileges(cfg):
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
+    clear_capabilities()
     libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
     for name, value in cfg["rlimits"].items():
         resource.setrlimit(getattr(resource, name), (value, value))
@@ -215,6 +227,7 @@ os.umask(0o022)
 if cfg.get("root"):
     build_root(cfg["root"])
 drop_privileges(cfg)
+os.environ.pop("PWD", None)  # bwrap sets it; the bot's environment is the runner's alone
 try:
     os.execv(cfg["argv"][0], cfg["argv"])
 except OSError as exc:

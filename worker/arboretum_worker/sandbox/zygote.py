@@ -35,7 +35,8 @@ import struct
 import sys
 
 PRELOAD = (
-    "arboretum_sdk.cli",
+    "arboretum_sdk.argtypes",
+    "arboretum_sdk.clitools",
     "arboretum_sdk.botcli",
     "arboretum_sdk.client",
     "arboretum_sdk.errors",
@@ -47,7 +48,10 @@ PRELOAD = (
     "grpc.aio",
     "uvloop",
 )
-"""What ``arena bot run`` imports on its way to the bot's first decision."""
+"""What ``arena bot run`` imports on its way to the bot's first decision, but for the module it
+runs, ``arboretum_sdk.cli``: ``python -m`` runs that one as ``__main__`` from its source, and a copy
+already imported would make ``runpy`` warn (a ``RuntimeWarning`` as the first line of every bot's
+log) and be a second, unused copy of it."""
 
 _NEW_NAMESPACES = (
     0x00020000  # CLONE_NEWNS
@@ -211,11 +215,9 @@ def _bot(cfg: dict[str, object], lib: dict[str, object]) -> int:
     env = cfg["env"]
     assert isinstance(env, dict)
     os.environ.clear()
+    # The request's environment, exactly: gRPC read its GRPC_EXPERIMENTS when the server
+    # imported it, and ``arena bot run`` takes that out of the bot's environment anyway.
     os.environ.update({str(k): str(v) for k, v in env.items()})
-    if "GRPC_EXPERIMENTS" not in os.environ:  # set before gRPC loaded, as the bot would have
-        from arboretum_sdk import grpc_setup
-
-        os.environ["GRPC_EXPERIMENTS"] = grpc_setup.GRPC_EXPERIMENTS
     args = [str(a) for a in cfg["args"]]  # type: ignore[attr-defined]
     import runpy
 
