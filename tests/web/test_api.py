@@ -356,6 +356,34 @@ def test_logs_and_faults_only_for_the_author(client: Any, r: redis.Redis, demo: 
     _err(client.get("/api/v1/matches/nope/seats/0/log"), 404)
 
 
+def test_a_token_not_sent_is_asked_for_and_a_wrong_one_is_not_valid(
+    client: Any, r: redis.Redis
+) -> None:
+    from arboretum_web import authors
+
+    token = authors.add_author(r, "alice")
+    send = "send Authorization: Bearer <token> (arena web author add)"
+    not_valid = "the token is not valid: it is unknown, or was rotated or removed"
+    wrong = {"Authorization": "Bearer arena_wrong"}
+    upload = "/api/v1/bots/mine/versions"
+    files = {"file": ("mine.py", b"print(1)\n")}
+    assert _err(client.get("/api/v1/me"), 401) == send
+    assert _err(client.get("/api/v1/me", headers=wrong), 401) == not_valid
+    assert _err(client.post(upload, files=files, headers=wrong), 401) == not_valid
+    basic = {"Authorization": "Basic YWxpY2U6eA=="}
+    assert _err(client.get("/api/v1/me", headers=basic), 401) == (
+        "the Authorization header is not Bearer <token>"
+    )
+    client.cookies.set("arena_token", "arena_wrong")
+    assert _err(client.get("/api/v1/me"), 401) == not_valid
+    client.cookies.set("arena_token", token)
+    assert client.get("/api/v1/me").json()["author"] == "alice"
+    # an upload takes the header only, never the sign-in cookie
+    assert _err(client.post(upload, files=files), 401) == send
+    resp = client.get("/api/v1/me", headers=wrong)
+    assert resp.headers["WWW-Authenticate"] == "Bearer"
+
+
 def test_me(client: Any, demo: DemoData) -> None:
     _err(client.get("/api/v1/me"), 401)
     body = client.get(

@@ -20,7 +20,7 @@ from arboretum_worker.board import PROVISIONAL_HALF_WIDTH
 
 from . import live, queries, sprt
 from .config import default_check
-from .identity import request_author
+from .identity import required_author
 from .ladder import ladder_json
 from .openapi import MAX_FILENAME, MAX_OFFSET, openapi_document
 from .resources import (
@@ -278,9 +278,7 @@ def seat_faults(request: Request) -> Response:
 
 
 def me(request: Request) -> JSONResponse:
-    author = request_author(request)
-    if author is None:
-        raise HTTPException(401, "send Authorization: Bearer <token>")
+    author = required_author(request)
     r = redis_of(request)
     owned = [
         name for name in store.list_bots(r) if (b := store.get_bot(r, name)) and b.owner == author
@@ -302,9 +300,7 @@ async def _upload(request: Request) -> tuple[str | None, bytes]:
 
 
 async def submit(request: Request) -> JSONResponse:
-    author = request_author(request)
-    if request.headers.get("authorization") is None or author is None:
-        raise HTTPException(401, "send Authorization: Bearer <token> (arena web author add)")
+    author = required_author(request, bearer=True)
     name = request.path_params["name"]
     try:
         store.validate_name("bot", name)
