@@ -78,6 +78,9 @@ EXPECTED: dict[str, dict[str, list[str]]] = {
         "arena match logs": ["[match "],
         "arena match replay": ["wrote game.json"],
         "arena match rerun": ["identical: every game re-ran decision for decision"],
+        "arena league cancel spring": [
+            "arena: league spring is finished already; there is nothing to cancel"
+        ],
     },
 }
 """What some commands must print (a command is matched by the start of its line)."""

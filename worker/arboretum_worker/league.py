@@ -158,6 +158,7 @@ def run_league(r: Any, name: str, settings: WorkerSettings) -> int:
     store.create_matches(r, specs)
     pending = _with_status(r, name, store.MatchStatus.QUEUED, store.MatchStatus.RUNNING)
     store.set_league_status(r, name, store.LeagueStatus.RUNNING)
+    mark_finished_if_done(r, name)  # nothing left to play: a finished league stays finished
     return enqueue_matches(r, league, pending, settings)
 
 
@@ -176,14 +177,17 @@ def retry_league(r: Any, name: str, settings: WorkerSettings) -> list[str]:
         ):
             again.append(match_id)
     store.set_league_status(r, name, store.LeagueStatus.RUNNING)
+    mark_finished_if_done(r, name)  # nothing to retry: a finished league stays finished
     enqueue_matches(r, league, again, settings)
     return again
 
 
 def cancel_league(r: Any, name: str, settings: WorkerSettings) -> int:
-    """Cancel the league: waiting matches are dropped, running ones stopped. Returns how many."""
+    """Cancel the league: waiting matches are dropped, running ones stopped. Returns how many.
+    A league that is over (finished, or cancelled already) is refused and left as it is."""
     from rq.command import send_stop_job_command
 
+    mark_finished_if_done(r, name)  # a league whose last match ended is finished, not cancelled
     league = get_league(r, name)
     if league.settings.ladder is not None:
         raise LeagueError(f"league {name} is a ladder: close it (arena league close {name})")
