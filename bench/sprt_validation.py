@@ -168,12 +168,21 @@ def run_from_pentanomial(
     return state.verdict.value, state.pairs
 
 
+def _counts(text: str) -> list[float]:
+    """``--pentanomial``: five counts, not all 0 (else the script exits with the reason)."""
+    try:
+        counts = [float(c) for c in text.split(",")]
+    except ValueError:
+        counts = []
+    if len(counts) != OUTCOMES or any(c < 0 for c in counts) or not sum(counts):
+        raise SystemExit(f"--pentanomial: five counts LL,LD,LWDD,DW,WW, not all 0; got {text!r}")
+    return counts
+
+
 def pairs_table(args: argparse.Namespace, pool: multiprocessing.pool.Pool) -> None:
     """Verdict rates and pairs to a verdict for each bounds and true difference."""
     if args.pentanomial:
-        counts = [float(c) for c in args.pentanomial.split(",")]
-        if len(counts) != OUTCOMES or any(c < 0 for c in counts) or not sum(counts):
-            raise SystemExit("--pentanomial: five counts LL,LD,LWDD,DW,WW, not all 0")
+        counts = _counts(args.pentanomial)
         name = f"observed {args.pentanomial} ({_expected_elo(counts):+.0f} Elo)"
         rows = [(bounds, name, counts) for bounds in TABLE_BOUNDS]
     else:
@@ -255,7 +264,11 @@ def main() -> int:
         help="with --pairs-table: draw the pairs from these observed counts",
     )
     args = parser.parse_args()
+    if args.pentanomial and not args.pairs_table:
+        parser.error("--pentanomial goes with --pairs-table")
     if args.pairs_table:
+        if args.pentanomial:
+            _counts(args.pentanomial)
         print(
             f"sprt pairs to a verdict: {args.runs} runs per row, alpha = beta = 0.05, deal sd "
             f"{args.deal_sd:g}, draws {args.draws:g}, seed {args.seed}"
