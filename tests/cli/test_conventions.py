@@ -179,12 +179,15 @@ def test_plural() -> None:
     assert plural(1, "match", "matches") == "1 match"
 
 
-def arena(*args: str, python: str = sys.executable) -> subprocess.CompletedProcess[str]:
+def arena(
+    *args: str, python: str = sys.executable, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [python, "-m", "arboretum_sdk.cli", *args],
         capture_output=True,
         text=True,
         timeout=120,
+        env=None if env is None else {**os.environ, **env},
     )
 
 
@@ -214,6 +217,31 @@ def test_a_usage_error_shows_the_subcommands_usage_and_one_arena_line(
     errors = [line for line in done.stderr.splitlines() if line.startswith("arena: ")]
     assert len(errors) == 1, done.stderr
     assert "Traceback" not in done.stderr
+
+
+BAD_PORT_URL = "redis://:secret@localhost:notaport/0"
+
+
+@pytest.mark.parametrize(
+    ("args", "env_url", "setting"),
+    [
+        (["league", "list"], "http://localhost:6379/0", "REDIS_URL"),
+        (["league", "list", "--redis-url", BAD_PORT_URL], None, "--redis-url"),
+        (["web", "author", "list"], BAD_PORT_URL, "REDIS_URL"),
+        (["web", "author", "list", "--redis-url", "http://x"], None, "--redis-url"),
+        (["worker", "--redis-url", "http://x"], None, "--redis-url"),
+    ],
+)
+def test_a_malformed_redis_url_is_called_malformed_naming_its_setting(
+    args: list[str], env_url: str | None, setting: str
+) -> None:
+    done = arena(*args, env={"REDIS_URL": env_url} if env_url else {})
+    assert done.returncode == 1, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"arena: {setting} is a malformed Redis URL ("), line
+    assert "invalid league settings" not in line and "secret" not in line
+    if "notaport" in line:
+        assert line.endswith("): 'redis://:***@localhost:notaport/0'"), line
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,12 @@ DEFAULT_REDIS_URL = "redis://localhost:6379/0"
 
 
 def _redis_url(args: argparse.Namespace) -> str:
-    return str(args.redis_url or os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL)
+    return str(getattr(args, "redis_url", None) or os.environ.get("REDIS_URL") or DEFAULT_REDIS_URL)
+
+
+def _redis_setting(args: argparse.Namespace) -> str:
+    """Where the Redis URL came from, to name it in an error."""
+    return "--redis-url" if getattr(args, "redis_url", None) else "REDIS_URL"
 
 
 def _port(text: str) -> int:
@@ -111,7 +116,7 @@ def _client(args: argparse.Namespace) -> Any:
     from arboretum_worker.settings import RedisUnavailable, connect_redis
 
     try:
-        return connect_redis(_redis_url(args))
+        return connect_redis(_redis_url(args), _redis_setting(args))
     except RedisUnavailable as exc:
         raise UserError(str(exc)) from None
 

@@ -265,7 +265,7 @@ def _settings(args: argparse.Namespace) -> Any:
     try:
         return WorkerSettings.from_env(redis_url=getattr(args, "redis_url", None))
     except SettingsError as exc:
-        raise UserError(f"invalid league settings: {exc}") from None
+        raise UserError(exc.line()) from None
 
 
 def _redis(args: argparse.Namespace) -> Any:

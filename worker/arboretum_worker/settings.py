@@ -55,11 +55,13 @@ __all__ = [
     "DEFAULT_REDIS_URL",
     "HEARTBEAT_MARGIN_S",
     "STARTUP_MARGIN_S",
+    "MalformedRedisUrl",
     "RedisUnavailable",
     "SettingsError",
     "WorkerSettings",
     "add_deals_per_series",
     "add_games_per_pairing",
+    "check_redis_url",
     "deals_per_series_of",
     "deck_size",
     "games_per_pairing_of",
@@ -83,6 +85,36 @@ _SPECIES_CARDS = {2: 48, 3: 64, 4: _CARDS}
 
 class SettingsError(ValueError):
     """An invalid league setting (named in the message)."""
+
+    def line(self) -> str:
+        """The error as a command says it."""
+        return f"invalid league settings: {self}"
+
+
+class MalformedRedisUrl(SettingsError):
+    """A Redis URL that does not parse (the setting it came from is named in the message)."""
+
+    def line(self) -> str:
+        return str(self)
+
+
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+def check_redis_url(url: str, setting: str = "REDIS_URL") -> None:
+    """Raise :class:`MalformedRedisUrl` unless ``url`` parses as a Redis URL (as the Redis
+    client parses it); ``setting`` names where it came from (``REDIS_URL``, ``--redis-url``)."""
+    if not url.startswith(REDIS_SCHEMES):
+        reason = "it must start with redis://, rediss:// or unix://"
+    else:
+        from redis.connection import parse_url
+
+        try:
+            parse_url(url)
+            return
+        except ValueError as exc:
+            reason = str(exc).rstrip(".") or type(exc).__name__
+    raise MalformedRedisUrl(f"{setting} is a malformed Redis URL ({reason}): {redact_url(url)!r}")
 
 
 def deck_size(players: int) -> int:
@@ -148,11 +180,7 @@ class WorkerSettings:
     stop_drain_s: int = 180
 
     def __post_init__(self) -> None:
-        if not self.redis_url.startswith(("redis://", "rediss://", "unix://")):
-            raise SettingsError(
-                "REDIS_URL must be a redis://, rediss:// or unix:// URL, "
-                f"got {redact_url(self.redis_url)!r}"
-            )
+        check_redis_url(self.redis_url)
         if not self.queue:
             raise SettingsError("the queue name must not be empty")
         for name, low in (
@@ -174,6 +202,8 @@ class WorkerSettings:
         """Settings from the environment (default ``os.environ``); ``redis_url`` wins if given."""
         env = os.environ if env is None else env
         values: dict[str, object] = {}
+        if redis_url:
+            check_redis_url(redis_url, "--redis-url")
         url = redis_url or env.get("REDIS_URL")
         if url:
             values["redis_url"] = url
@@ -209,30 +239,32 @@ class RedisUnavailable(RuntimeError):
 
 
 def redact_url(url: str) -> str:
-    """``url`` with any password replaced by ``***`` (for messages and logs)."""
+    """``url`` with any password replaced by ``***`` (for messages and logs), even in a URL
+    that does not parse otherwise (a bad port, ...)."""
     from urllib.parse import urlsplit, urlunsplit
 
     try:
         parts = urlsplit(url)
-        if parts.password is None:
-            return url
-        user = parts.username or ""
-        host = parts.hostname or ""
-        port = f":{parts.port}" if parts.port is not None else ""
-        return urlunsplit(parts._replace(netloc=f"{user}:***@{host}{port}"))
     except ValueError:
         return "<unreadable URL>"
+    userinfo, at, hostport = parts.netloc.rpartition("@")
+    if not at or ":" not in userinfo:
+        return url
+    user = userinfo.partition(":")[0]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{hostport}"))
 
 
-def connect_redis(url: str) -> Any:
-    """A client of the Redis at ``url`` that has answered a PING; else :class:`RedisUnavailable`."""
+def connect_redis(url: str, setting: str = "REDIS_URL") -> Any:
+    """A client of the Redis at ``url`` that has answered a PING; else :class:`RedisUnavailable`
+    (a malformed URL is named as ``setting``'s)."""
     import redis
 
     shown = redact_url(url)
     try:
+        check_redis_url(url, setting)
         client = redis.Redis.from_url(url)
     except ValueError as exc:
-        raise RedisUnavailable(f"cannot use the Redis URL {shown!r}: {exc}") from None
+        raise RedisUnavailable(str(exc)) from None
     try:
         client.ping()
     except redis.exceptions.RedisError as exc:

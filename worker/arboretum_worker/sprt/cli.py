@@ -261,7 +261,7 @@ def _redis(args: argparse.Namespace) -> tuple[Any, Any]:
         settings = WorkerSettings.from_env(redis_url=args.redis_url)
         return connect_redis(settings.redis_url), settings
     except SettingsError as exc:
-        raise UserError(f"invalid league settings: {exc}") from None
+        raise UserError(exc.line()) from None
     except RedisUnavailable as exc:
         raise UserError(str(exc)) from None
 
