@@ -14,6 +14,14 @@ single :class:`~arboretum_sdk.Bot` subclass *defined* in that module (classes me
 it do not count). It must say how to take every decision: it implements ``choose``, or both
 ``choose_draw`` and ``choose_play`` (a class that does not is refused here, naming the missing
 method, rather than forfeiting its games later). It is built with no arguments.
+
+A bot that does not load raises :class:`~arboretum_sdk.errors.BotLoadError` with one line. An
+error in the author's code names the file and line in the bot where it happened, never with a
+traceback: a syntax error as ``bot.py, line 4, column 27: SyntaxError: expected ':'; the line:
+def choose(self, view)``; an exception raised while importing (or building) the bot as
+``bot.py, line 5, in helper: importing the bot failed: ZeroDivisionError: division by zero
+(called from bot.py, line 7)``. A file of a folder bot is named from the folder
+(``mybot/helpers.py``); files outside the bot (the standard library's, the SDK's) are not named.
 """
 
 from __future__ import annotations
@@ -44,8 +52,8 @@ def builtin_bots() -> dict[str, str]:
 def load_bot(spec: str) -> Bot:
     """Load and build the bot named by ``spec`` (a built-in name, a .py file or a folder).
 
-    Raises :class:`BotLoadError` with a message naming the problem (and, for an error raised while
-    importing the author's module, its traceback).
+    Raises :class:`BotLoadError` with one line naming the problem (for an error in the author's
+    code, where in the bot's files it happened: see the module's docstring).
     """
     stdio = _stdio_bot(spec)
     if stdio is not None:
@@ -54,9 +62,11 @@ def load_bot(spec: str) -> Bot:
     try:
         bot = cls()
     except Exception as exc:
+        path = Path(spec)
+        files = _BotFiles(path) if path.exists() else None
+        doing = f"building {cls.__name__}() failed"
         raise BotLoadError(
-            f"{spec}: building {cls.__name__}() failed: {exc!r} (a bot class is built with no "
-            f"arguments)\n{_author_traceback(exc)}"
+            f"{_failure(exc, files, spec, doing)} (a bot class is built with no arguments)"
         ) from exc
     return bot
 
@@ -99,7 +109,7 @@ def load_bot_class(spec: str) -> type[Bot]:
     if path.is_dir():
         module = _import_folder(path)
     elif path.suffix == ".py":
-        module = _import_file(path)
+        module = _import_file(path, _BotFiles(path))
     else:
         raise BotLoadError(f"{spec}: a bot is a .py file or a folder, not {path.suffix or 'this'}")
     return find_bot_class(module, spec)
@@ -184,19 +194,20 @@ def check_bot_class(cls: type[Bot], where: str = "") -> type[Bot]:
     return cls
 
 
-def _import_file(path: Path) -> ModuleType:
+def _import_file(path: Path, files: _BotFiles) -> ModuleType:
     name = f"arena_bot_{path.stem}_{uuid.uuid4().hex[:8]}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise BotLoadError(f"{path}: cannot be imported as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    _exec(spec.loader, module, path)
+    _exec(spec.loader, module, path, files)
     return module
 
 
 def _import_folder(folder: Path) -> ModuleType:
     folder = folder.resolve()
+    files = _BotFiles(folder)
     init = folder / "__init__.py"
     entry = folder / "bot.py"
     if not entry.is_file() and not init.is_file():
@@ -216,7 +227,7 @@ def _import_folder(folder: Path) -> ModuleType:
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))  # `import helpers` from the bot's folder works too
     if init.is_file() and pkg_spec.loader is not None:
-        _exec(pkg_spec.loader, pkg, init)
+        _exec(pkg_spec.loader, pkg, init, files)
     if not entry.is_file():
         return pkg
     name = f"{package}.bot"
@@ -225,36 +236,85 @@ def _import_folder(folder: Path) -> ModuleType:
         raise BotLoadError(f"{entry}: cannot be imported as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    _exec(spec.loader, module, entry)
+    _exec(spec.loader, module, entry, files)
     return module
 
 
-def _exec(loader: object, module: ModuleType, path: Path) -> None:
+def _exec(loader: object, module: ModuleType, path: Path, files: _BotFiles) -> None:
     try:
         loader.exec_module(module)  # type: ignore[attr-defined]
     except Exception as exc:
         sys.modules.pop(module.__name__, None)
-        raise BotLoadError(
-            f"{path.name}: importing the bot failed: {type(exc).__name__}: {exc}\n"
-            f"{_author_traceback(exc)}"
-        ) from exc
+        where = files.name(str(path)) or path.name
+        raise BotLoadError(_failure(exc, files, where, "importing the bot failed")) from exc
 
 
-def _author_traceback(exc: BaseException) -> str:
-    """The traceback without the loader's own frames (those before the author's code)."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    here = Path(__file__).resolve()
-    importlib_dir = Path(importlib.__file__).resolve().parent
-    kept = [
-        f
-        for f in frames
-        if Path(f.filename).resolve() != here
-        and not f.filename.startswith("<frozen")
-        and Path(f.filename).resolve().parent != importlib_dir
-    ]
-    lines = ["Traceback (most recent call last):\n", *traceback.format_list(kept)]
-    lines += traceback.format_exception_only(type(exc), exc)
-    return "".join(lines).rstrip()
+_QUOTE = 300
+"""Characters of an exception's text a message keeps."""
+_QUOTE_LINE = 120
+"""Characters of a line of code a syntax error's message keeps."""
+
+
+class _BotFiles:
+    """The files of one bot (a file, or every file under a folder), named as its author knows
+    them: a file bot's file by its name, a folder bot's files from the folder (``mybot/x.py``)."""
+
+    def __init__(self, path: Path) -> None:
+        self.root = path.resolve()
+        self.folder = self.root.is_dir()
+
+    def name(self, filename: str | None) -> str | None:
+        """``filename``'s name if it is one of the bot's files, else None."""
+        if not filename or filename.startswith("<"):
+            return None
+        try:
+            found = Path(filename).resolve()
+        except (OSError, RuntimeError):
+            return None
+        if not self.folder:
+            return found.name if found == self.root else None
+        if not found.is_relative_to(self.root):
+            return None
+        return (Path(self.root.name) / found.relative_to(self.root)).as_posix()
+
+
+def _failure(exc: BaseException, files: _BotFiles | None, where: str, doing: str) -> str:
+    """One line for ``exc`` raised by the bot's code: where in the bot's files (else ``where``),
+    ``doing``, and the exception; a syntax error in one of the bot's files by its own place (line,
+    column and the line's text). No traceback: the innermost of the bot's frames, and the
+    outermost when it is another."""
+    frames = []
+    if files is not None:
+        for frame in traceback.extract_tb(exc.__traceback__):
+            name = files.name(frame.filename)
+            if name is not None:
+                function = "" if frame.name == "<module>" else f", in {frame.name}"
+                frames.append((f"{name}, line {frame.lineno}", function))
+    syntax = files.name(exc.filename) if isinstance(exc, SyntaxError) and files else None
+    if isinstance(exc, SyntaxError) and syntax is not None:
+        place = f"{syntax}, line {exc.lineno}" if exc.lineno else syntax
+        if exc.offset:
+            place += f", column {exc.offset}"
+        text = f"{place}: {type(exc).__name__}: {_fold(str(exc.msg), _QUOTE)}"
+        code = (exc.text or "").strip()
+        if code:
+            text += f"; the line: {_fold(code, _QUOTE_LINE)}"
+        if frames:
+            text += f" (imported from {frames[-1][0]})"
+        return text
+    said = _fold(str(exc), _QUOTE)
+    what = f"{type(exc).__name__}: {said}" if said else type(exc).__name__
+    if not frames:
+        return f"{where}: {doing}: {what}"
+    (inner, function), (outer, _) = frames[-1], frames[0]
+    called = f" (called from {outer})" if len(frames) > 1 and outer != inner else ""
+    return f"{inner}{function}: {doing}: {what}{called}"
+
+
+def _fold(text: str, limit: int) -> str:
+    """``text`` on one line, cut to ``limit`` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[:limit] + "..."
 
 
 def _identifier(text: str) -> str:

@@ -98,3 +98,31 @@ def test_what_a_bot_returns_that_is_not_a_decision_is_named(tmp_path: Path) -> N
         assert faults_in(played.replay(rotation, 0), 1 - seat) == []
     assert played.bot("misreturner")["faults"] == 10
     assert played.bot("random")["faults"] == 0
+
+
+def test_a_bot_that_does_not_load_is_named_by_file_and_line_in_one_line(tmp_path: Path) -> None:
+    """``arena bot run`` and ``arena play`` say where a bot's code fails to load (a syntax error
+    with its column and text; an exception at import with its caller), in one line, no
+    traceback, exit status 2."""
+    typo = tmp_path / "typo.py"
+    typo.write_text(
+        "from arboretum_sdk import Bot\n\n\nclass Typo(Bot):\n    def choose(self, view)\n"
+        "        return view.legal_decisions()[0]\n"
+    )
+    folder = tmp_path / "folder_bot"
+    folder.mkdir()
+    (folder / "bot.py").write_text("from arboretum_sdk import Bot\n\nfrom . import tables\n")
+    (folder / "tables.py").write_text("def build():\n    return {}['missing']\n\nTABLE = build()\n")
+    expected = {
+        typo: "typo.py, line 5, column 27: SyntaxError: expected ':'; the line: "
+        "def choose(self, view)",
+        folder: "folder_bot/tables.py, line 2, in build: importing the bot failed: KeyError: "
+        "'missing' (called from folder_bot/bot.py, line 3)",
+    }
+    for spec, message in expected.items():
+        ran = arena("bot", "run", str(spec), "--server", "127.0.0.1:1", "--token", "t")
+        played = arena("play", str(spec), "random", "--replays", str(tmp_path / "replays"))
+        assert (ran.returncode, played.returncode) == (2, 2), (ran.stderr, played.stderr)
+        assert ran.stderr == f"arena: {message}\n"
+        assert played.stderr == f"arena: cannot load bot {str(spec)!r}: {message}\n"
+    assert not list((tmp_path / "replays").iterdir()), "nothing may be played"

@@ -58,6 +58,22 @@ def test_a_bot_class_missing_a_method_is_refused_naming_it(runner: SandboxRunner
     assert "NoPlayBot implements choose_draw but not choose_play" in result.error, result.error
 
 
+def test_a_syntax_error_is_refused_naming_its_file_and_line(
+    runner: SandboxRunner, tmp_path: Path
+) -> None:
+    typo = tmp_path / "typo.py"
+    typo.write_text(
+        "from arboretum_sdk import Bot\n\n\nclass Typo(Bot):\n    def choose(self, view)\n"
+    )
+    typo.chmod(0o644)
+    result = check_bot(typo, runner=runner)
+    assert not result.ok and result.decision is None
+    assert result.error == (
+        "the bot exited with status 2 before connecting (its last line: arena: typo.py, line 5, "
+        "column 27: SyntaxError: expected ':'; the line: def choose(self, view))"
+    )
+
+
 def test_illegal_first_decision_fails(runner: SandboxRunner) -> None:
     result = check_bot(BOTS / "illegal_bot.py", runner=runner)
     assert not result.ok

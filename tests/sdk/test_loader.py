@@ -108,7 +108,17 @@ def test_class_errors(tmp_path: Path, text: str, message: str) -> None:
         load_bot(str(path))
 
 
-def test_import_error_shows_the_authors_traceback(tmp_path: Path) -> None:
+def load_error(spec: Path | str) -> str:
+    """The message of the BotLoadError that loading ``spec`` raises: one line, no traceback."""
+    with pytest.raises(BotLoadError) as info:
+        load_bot(str(spec))
+    text = str(info.value)
+    assert "\n" not in text and "Traceback" not in text, text
+    assert "loader.py" not in text and "<frozen" not in text and "importlib" not in text, text
+    return text
+
+
+def test_an_exception_at_import_names_the_file_line_and_caller(tmp_path: Path) -> None:
     path = write(
         tmp_path / "broken.py",
         """
@@ -120,20 +130,67 @@ def test_import_error_shows_the_authors_traceback(tmp_path: Path) -> None:
         VALUE = helper()
         """,
     )
-    with pytest.raises(BotLoadError) as info:
-        load_bot(str(path))
-    text = str(info.value)
-    assert "importing the bot failed: ZeroDivisionError: division by zero" in text
-    assert 'broken.py", line 7' in text and 'broken.py", line 5, in helper' in text
-    assert "loader.py" not in text and "<frozen" not in text
+    assert load_error(path) == (
+        "broken.py, line 5, in helper: importing the bot failed: ZeroDivisionError: division by "
+        "zero (called from broken.py, line 7)"
+    )
+
+
+def test_an_exception_raised_in_the_standard_library_names_the_bots_line(tmp_path: Path) -> None:
+    path = write(tmp_path / "reads.py", 'import json\n\nTABLE = json.loads("not json")\n')
+    assert load_error(path) == (
+        "reads.py, line 3: importing the bot failed: JSONDecodeError: Expecting value: line 1 "
+        "column 1 (char 0)"
+    )
 
 
 def test_missing_module_in_author_code(tmp_path: Path) -> None:
     path = write(tmp_path / "needs.py", "import no_such_module_xyz\n")
-    with pytest.raises(
-        BotLoadError, match="ModuleNotFoundError: No module named 'no_such_module_xyz'"
-    ):
-        load_bot(str(path))
+    assert load_error(path) == (
+        "needs.py, line 1: importing the bot failed: ModuleNotFoundError: No module named "
+        "'no_such_module_xyz'"
+    )
+
+
+def test_a_syntax_error_is_its_file_line_column_and_text(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "typo.py",
+        """
+        from arboretum_sdk import Bot
+
+        class Typo(Bot):
+            def choose(self, view)
+                return view.legal_decisions()[0]
+        """,
+    )
+    assert load_error(path) == (
+        "typo.py, line 5, column 27: SyntaxError: expected ':'; the line: def choose(self, view)"
+    )
+
+
+def test_an_indentation_error_is_named_too(tmp_path: Path) -> None:
+    path = tmp_path / "indent.py"
+    path.write_text("def f():\n    x = 1\n      y = 2\n")
+    text = load_error(path)
+    assert text.startswith("indent.py, line 3, column "), text
+    assert text.endswith(": IndentationError: unexpected indent; the line: y = 2"), text
+
+
+def test_a_syntax_error_in_a_folders_helper_names_it_from_the_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "folder_bot"
+    write(folder / "bot.py", SIMPLE.format(name="FolderBot") + "\nfrom .lib import helpers\n")
+    write(folder / "lib" / "helpers.py", "x = = 1\n")
+    assert load_error(folder) == (
+        "folder_bot/lib/helpers.py, line 1, column 5: SyntaxError: invalid syntax; the line: "
+        "x = = 1 (imported from folder_bot/bot.py, line 9)"
+    )
+
+
+def test_an_exception_text_is_folded_and_cut(tmp_path: Path) -> None:
+    path = write(tmp_path / "loud.py", "raise RuntimeError('first\\nsecond ' + 'x' * 400)\n")
+    text = load_error(path)
+    assert text.startswith("loud.py, line 1: importing the bot failed: RuntimeError: first second")
+    assert text.endswith("x...") and len(text) < 400
 
 
 def test_constructor_error(tmp_path: Path) -> None:
@@ -148,10 +205,23 @@ def test_constructor_error(tmp_path: Path) -> None:
 
             def choose(self, view):
                 return view.legal_decisions()[0]
+
+        class Raises(NeedsArgs):
+            def __init__(self):
+                raise RuntimeError("no config")
+
+        BOT = NEEDS_BOT = NeedsArgs
         """,
     )
-    with pytest.raises(BotLoadError, match=r"building NeedsArgs\(\) failed"):
-        load_bot(str(path))
+    assert load_error(path) == (
+        f"{path}: building NeedsArgs() failed: TypeError: NeedsArgs.__init__() missing 1 required "
+        "positional argument: 'depth' (a bot class is built with no arguments)"
+    )
+    path.write_text(path.read_text().replace("BOT = NEEDS_BOT = NeedsArgs", "BOT = Raises"))
+    assert load_error(path) == (
+        "ctor.py, line 13, in __init__: building Raises() failed: RuntimeError: no config (a bot "
+        "class is built with no arguments)"
+    )
 
 
 def test_path_errors(tmp_path: Path) -> None:
