@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from arboretum import DecisionKind, Species
 from arboretum_proto.v1 import bot_pb2, common_pb2, game_pb2, match_pb2
 from arboretum_sdk import wire
+from arboretum_sdk.clitools import plural
 from arboretum_sdk.wire import WireError
 
 from . import wirebytes
@@ -401,7 +402,7 @@ def match_config_from_pb(pb: match_pb2.MatchConfig, settings: Settings) -> Match
     if pb.game_seeds and len(pb.game_seeds) != pb.game_count:
         raise InvalidArgument(
             f"{where}.game_seeds must be empty or hold one seed per game "
-            f"({pb.game_count} game{'s' if pb.game_count != 1 else ''}, got {len(pb.game_seeds)})"
+            f"({plural(pb.game_count, 'game')}, got {len(pb.game_seeds)})"
         )
     species: tuple[Species, ...] | None = None
     try:
@@ -431,7 +432,9 @@ def match_config_from_pb(pb: match_pb2.MatchConfig, settings: Settings) -> Match
         raise InvalidArgument(f"{where}.time_control: {exc}") from None
     names = tuple(pb.seat_names)
     if names and len(names) != players:
-        raise InvalidArgument(f"{where}.seat_names has {len(names)} names for {players} seats")
+        raise InvalidArgument(
+            f"{where}.seat_names has {plural(len(names), 'name')} for {players} seats"
+        )
     for i, name in enumerate(names):
         if not name or len(name) > MAX_NAME_CHARS or not name.isprintable():
             raise InvalidArgument(

@@ -129,7 +129,9 @@ def resolve_entrants(specs: Sequence[str]) -> list[Entrant]:
     :class:`PlayError`. An author's bot is not imported here (its import could block or exit this
     process): :func:`check_entrants` loads it in a child process."""
     if not 2 <= len(specs) <= 4:
-        raise PlayError(f"Arboretum is played by 2, 3 or 4 players; got {len(specs)} bots")
+        raise PlayError(
+            f"Arboretum is played by 2, 3 or 4 players; got {plural(len(specs), 'bot')}"
+        )
     try:
         from arboretum_sdk.errors import BotLoadError
         from arboretum_sdk.loader import builtin_bots, load_bot

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from arboretum import (
     Species,
 )
+from arboretum_sdk.clitools import plural
 
 from .clock import TimeControl, check_time_control
 from .messages import (
@@ -41,7 +42,10 @@ class MatchConfig:
             raise ValueError("a match seed is an integer from 0 to 2**64-1")
         if self.game_seeds:
             if len(self.game_seeds) != self.game_count:
-                raise ValueError(f"{len(self.game_seeds)} game seeds for {self.game_count} games")
+                raise ValueError(
+                    f"{plural(len(self.game_seeds), 'game seed')} for "
+                    f"{plural(self.game_count, 'game')}"
+                )
             if not all(0 <= seed < 1 << 64 for seed in self.game_seeds):
                 raise ValueError("a game seed is an integer from 0 to 2**64-1")
         if not self.seat_names:

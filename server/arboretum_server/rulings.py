@@ -22,6 +22,7 @@ from arboretum import (
     NotationError,
     Play,
 )
+from arboretum_sdk.clitools import plural
 
 from .game import Crashed, Game, Outcome, Pending, TimedOut
 from .matchconfig import MatchConfig
@@ -232,7 +233,9 @@ class Rulings:
             if closing is not None:
                 session.stream.end(closing.status, closing.message)
         if forfeits:
-            game.recorder.forfeit(seat, f"{faults} faults in this game (last: {kind.value})")
+            game.recorder.forfeit(
+                seat, f"{plural(faults, 'fault')} in this game (last: {kind.value})"
+            )
             game.changed()
             self._emit(game, seat, turn_number, Forfeit(faults))
             log.info("match %s seat %d: forfeits game %d", self.match_id, seat, game.index)

@@ -219,6 +219,12 @@ def test_a_usage_error_shows_the_subcommands_usage_and_one_arena_line(
     assert "Traceback" not in done.stderr
 
 
+def test_a_count_of_one_takes_the_singular() -> None:
+    done = arena("play", "random", "--games", "1")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.endswith("arena: Arboretum is played by 2, 3 or 4 players; got 1 bot\n")
+
+
 BAD_PORT_URL = "redis://:secret@localhost:notaport/0"
 
 

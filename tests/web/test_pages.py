@@ -77,6 +77,21 @@ def test_league_pages(client: Any, r: redis.Redis, demo: DemoData) -> None:
     assert 'id="standings"' in html
 
 
+def test_counts_on_pages_take_their_plural_only_when_more_than_one(
+    client: Any, r: redis.Redis
+) -> None:
+    from arboretum_worker import league
+
+    for name in ("random", "greedy"):
+        registry.add_version(r, name, league.builtin_bot_files(name))
+    for faults in (1, 2):
+        league.create_league(
+            r, f"f{faults}", ["random", "greedy"], players=2, faults_to_forfeit=faults
+        )
+    assert "<dt>Forfeit at</dt><dd>1 fault</dd>" in _ok(client.get("/leagues/f1"))
+    assert "<dt>Forfeit at</dt><dd>2 faults</dd>" in _ok(client.get("/leagues/f2"))
+
+
 def test_matches_page(client: Any, r: redis.Redis, demo: DemoData) -> None:
     html = _ok(client.get("/matches"))
     ids = re.findall(r'href="/matches/([0-9a-f]{20})"', html)

@@ -13,6 +13,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
+from arboretum_sdk.clitools import plural
 from arboretum_worker import replays, store
 from arboretum_worker.board import PROVISIONAL_HALF_WIDTH
 
@@ -69,6 +70,7 @@ def install_filters(templates: Jinja2Templates) -> None:
     env.filters["size"] = _size
     env.filters["short"] = lambda vid: (vid or "")[:8]
     env.filters["pct"] = lambda v: f"{100 * v:.0f}%"
+    env.filters["plural"] = plural  # {{ n|plural('match', 'matches') }}: "1 match", "2 matches"
 
 
 def _render(request: Request, template: str, status_code: int = 200, **context: Any) -> Response:

@@ -311,7 +311,7 @@ def design(v: int, k: int) -> Design:
     design returned is checked: every pair meets exactly ``lam`` times, no block twice.
     """
     if not 2 <= k <= v:
-        raise ScheduleError(f"cannot seat {k} players from {v} bots")
+        raise ScheduleError(f"cannot seat {k} players from {v} bot{'' if v == 1 else 's'}")
     total = math.comb(v, k)
     if total <= MAX_FULL_COMBINATIONS or k == 2 or k >= v - 1:
         return _full(v, k)
@@ -491,7 +491,9 @@ def round_robin(
     if not 0 <= seed < 1 << 64:
         raise ScheduleError("the league seed is an integer from 0 to 2**64-1")
     if len(bots) < players:
-        raise ScheduleError(f"{len(bots)} bots cannot fill {players} seats")
+        raise ScheduleError(
+            f"{len(bots)} bot{'' if len(bots) == 1 else 's'} cannot fill {players} seats"
+        )
     ordered = league_order(bots, seed)
     d = design(len(ordered), players)
     orders = [tuple(ordered[i] for i in block) for block in d.blocks]

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, get_args
 import redis
 
 from arboretum_sdk.bot import Compute
+from arboretum_sdk.clitools import plural
 from arboretum_worker.keys import Keys, LeagueStatus, MatchStatus, StoreError, validate_name
 
 from . import indexsets
@@ -255,7 +256,7 @@ class LeagueSettings:
         if len(set(self.bots)) != len(self.bots):
             raise StoreError("a league lists each bot version once")
         if len(self.bots) < self.players:
-            raise StoreError(f"{len(self.bots)} bots cannot fill {self.players} seats")
+            raise StoreError(f"{plural(len(self.bots), 'bot')} cannot fill {self.players} seats")
         if not 0 <= self.seed < 1 << 64:
             raise StoreError("the league seed is an integer from 0 to 2**64-1")
         if self.time_control.per_decision_ms <= 0 or self.time_control.bank_ms < 0:

@@ -11,6 +11,7 @@ from arboretum import (
 )
 from arboretum_proto.v1 import bot_pb2, game_pb2
 
+from ..clitools import plural
 from ..info import (
     FaultNotice,
     FaultPolicy,
@@ -83,7 +84,7 @@ def match_start_from_pb(pb: bot_pb2.MatchStart, field: str = "match_start") -> M
         raise WireError(f"{field}.game_count", "must be >= 1")
     if pb.seat_names and len(pb.seat_names) != players:
         raise WireError(
-            f"{field}.seat_names", f"has {len(pb.seat_names)} names for {players} seats"
+            f"{field}.seat_names", f"has {plural(len(pb.seat_names), 'name')} for {players} seats"
         )
     if not pb.HasField("time_control"):
         raise _missing(f"{field}.time_control")

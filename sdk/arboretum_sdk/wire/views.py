@@ -17,6 +17,7 @@ from arboretum import (
 )
 from arboretum_proto.v1 import common_pb2, game_pb2
 
+from ..clitools import plural
 from .values import (
     _LIMIT,
     _PB_CARDS,
@@ -194,7 +195,8 @@ def _seat_view_checked(
         if s == pb.seat:
             if state.hand_size != len(hand):
                 raise WireError(
-                    f"{where}.hand_size", f"is {state.hand_size} but the hand has {len(hand)} cards"
+                    f"{where}.hand_size",
+                    f"is {state.hand_size} but the hand has {plural(len(hand), 'card')}",
                 )
             own = []
             for i, pb_card in enumerate(state.known_hand_cards):

@@ -141,8 +141,9 @@ def cmd_create(args: argparse.Namespace) -> int:
     assert ls.ladder is not None
     print(
         f"ladder {league.name}: {plural(len(ls.bots), 'bot')}, units of "
-        f"{plural(ls.deals_per_series, 'deal')} in both seat orders, {ls.ladder.depth} matches "
-        f"in flight, new for {ls.ladder.new_games} games, "
+        f"{plural(ls.deals_per_series, 'deal')} in both seat orders, "
+        f"{plural(ls.ladder.depth, 'match', 'matches')} in flight, new for "
+        f"{plural(ls.ladder.new_games, 'game')}, "
         f"L={ls.time_control.per_decision_ms} ms B={ls.time_control.bank_ms} ms, "
         f"{ls.compute} compute, seed {ls.seed}"
     )

@@ -380,7 +380,7 @@ class SprtState:
         """One sentence: what the test found (or that it has not ended)."""
         s = self.settings
         hypotheses = f"H0: elo = {s.elo0:g}, H1: elo = {s.elo1:g}"
-        after = f"after {self.pairs} pairs ({self.games} games)"
+        after = f"after {self.pairs} pair{'' if self.pairs == 1 else 's'} ({self.games} games)"
         if self.verdict is Verdict.H1:
             return (
                 f"H1 accepted: {new} is stronger than {old} ({hypotheses}, alpha {s.alpha:g}) "
