@@ -12,8 +12,10 @@ from scipy.optimize import minimize
 
 from arboretum_worker.fit import (
     ELO_PER_NATURAL,
+    Fit,
     FitError,
     Rankings,
+    Unbounded,
     fit,
     fit_from_games,
     fit_ratings,
@@ -22,7 +24,7 @@ from arboretum_worker.fit import (
 )
 from arboretum_worker.store import GameOutcome, MatchResult
 
-from .planted import calibration, planted_games, spread
+from .planted import calibration, planted_games, random_games, spread
 
 TRUE = {f"b{i}": 1500.0 + 80.0 * (i - 2.5) for i in range(6)}  # mean 1500
 
@@ -150,6 +152,20 @@ def test_bad_input_is_named() -> None:
         Rankings().add(["a"], [1])
     with pytest.raises(FitError, match="prior"):
         fit_from_games([(["a", "b"], [1, 2])], prior=0)
+    with pytest.raises(FitError, match="prior"):
+        fit_from_games([(["a", "b"], [1, 2])], prior=math.nan)
+    with pytest.raises(FitError, match="weight is a positive number, not -1"):
+        Rankings().add(["a", "b"], [1, 2], weight=-1.0)
+    with pytest.raises(FitError, match="weight is a positive number, not nan"):
+        Rankings().add(["a", "b"], [1, 2], weight=math.nan)
+
+
+def test_a_fit_of_one_version_is_refused() -> None:
+    """A rating says how a version compares with others: one version alone has none (it would
+    come out as 1500 +- 0, a rating that looks certain and means nothing)."""
+    alone = Rankings(index={"solo": 0}, versions=["solo"], games=[0])
+    with pytest.raises(FitError, match=r"^a fit rates versions against each other: only solo$"):
+        fit(alone)
 
 
 def test_a_bot_that_always_wins_stays_finite() -> None:
@@ -159,6 +175,38 @@ def test_a_bot_that_always_wins_stays_finite() -> None:
     assert math.isfinite(champ.elo) and math.isfinite(champ.upper)
     assert champ.elo > fitted["x"].elo > fitted["y"].elo
     assert champ.elo < 3000
+
+
+def test_what_the_prior_decides_is_named() -> None:
+    """Results with no finite maximum: the prior keeps the fit finite, and the fit says which
+    versions the results alone leave unbounded."""
+    mixed = [(["a", "b"], [1, 2]), (["b", "a"], [1, 2]), (["b", "c"], [1, 2]), (["c", "a"], [1, 2])]
+    assert fit(Rankings().extend(mixed * 5)).unbounded == Unbounded()
+    # A version that won every game (the others never ranked above it); dud lost every game
+    # but one draw, which counts both ways.
+    champ = [*mixed, (["champ", "a"], [1, 2]), (["b", "champ", "c"], [2, 1, 2])]
+    champ += [(["a", "dud"], [1, 2]), (["dud", "c"], [2, 1]), (["b", "dud"], [1, 1])]
+    fitted = fit(Rankings().extend(champ * 10))
+    assert fitted.unbounded == Unbounded(
+        never_below=(("champ",),), never_above=(("a", "b", "c", "dud"),)
+    )
+    ratings = {f.version: f for f in fitted.ratings()}
+    assert math.isfinite(ratings["champ"].upper) and ratings["champ"].elo < 3000
+    # A league in two halves that never met: each half's order is known, the gap between them
+    # only from the prior (both halves centred on it).
+    halves = [*mixed, (["x", "y"], [1, 2]), (["y", "x"], [1, 2]), (["y", "z"], [1, 2])]
+    halves += [(["z", "x"], [1, 2])]
+    fitted = fit(Rankings().extend(halves * 10))
+    assert fitted.unbounded == Unbounded(apart=(("a", "b", "c"), ("x", "y", "z")))
+    ratings = {f.version: f for f in fitted.ratings()}
+    assert all(math.isfinite(f.lower) and math.isfinite(f.upper) for f in ratings.values())
+    # A group that was never ranked below anyone outside it, and one never above; a version
+    # that lost every game.
+    layered = [*mixed, (["a", "x", "y"], [1, 2, 3]), (["x", "y"], [1, 2]), (["y", "x"], [1, 2])]
+    fitted = fit(Rankings().extend(layered * 10))
+    assert fitted.unbounded == Unbounded(never_below=(("a", "b", "c"),), never_above=(("x", "y"),))
+    fitted = fit(Rankings().extend([*mixed, (["c", "dud"], [1, 2])] * 10))
+    assert fitted.unbounded == Unbounded(never_below=(("a", "b", "c"),), never_above=(("dud",),))
 
 
 def test_draws_count_half_and_symmetry() -> None:
@@ -186,3 +234,100 @@ def test_head_to_head_and_fit_from_results() -> None:
     assert ("a", "a") not in table
     fitted = fit_ratings(results)
     assert {f.version: f.games for f in fitted} == {"a": 3, "b": 3, "c": 2}
+
+
+# ------------------------------------------------------------------ convergence at any size
+
+FORMER = {
+    # The ratings (Elo, standard error) the former fit (scipy's trust-exact, gradient below 1e-4)
+    # gave for planted_games(spread(5, 80.0), players, 300, seed=players).
+    2: {
+        "v4": (1670.728116, 30.726344),
+        "v3": (1618.128359, 28.996395),
+        "v2": (1500.345916, 27.473442),
+        "v1": (1393.589585, 28.745544),
+        "v0": (1317.208024, 31.297277),
+    },
+    3: {
+        "v4": (1650.060839, 18.664668),
+        "v3": (1576.511238, 17.327112),
+        "v2": (1509.682799, 17.261339),
+        "v1": (1406.084351, 18.037361),
+        "v0": (1357.660773, 19.168978),
+    },
+    4: {
+        "v4": (1638.373983, 13.876161),
+        "v3": (1576.146834, 13.568393),
+        "v2": (1530.887949, 13.461185),
+        "v1": (1427.690207, 13.726847),
+        "v0": (1326.901027, 15.713396),
+    },
+}
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_the_fit_gives_what_the_former_fit_gave(players: int) -> None:
+    fitted = fit_from_games(planted_games(spread(5, 80.0), players, 300, seed=players))
+    assert [f.version for f in fitted] == list(FORMER[players])
+    for f in fitted:
+        elo, stderr = FORMER[players][f.version]
+        assert f.elo == pytest.approx(elo, abs=1e-5)
+        assert f.stderr == pytest.approx(stderr, abs=1e-5)
+        assert f.upper - f.elo == pytest.approx(1.959963984540054 * stderr, abs=1e-4)
+
+
+def _decrement(rankings: Rankings, fitted: Fit, prior: float = 2.0) -> float:
+    """The Newton decrement at the fit's maximum: the squared length, in standard errors, of the
+    step still to take (0 at the exact maximum)."""
+    _value, grad, info = rankings.log_posterior(fitted.maximum, prior)
+    return float(grad @ np.linalg.solve(info, grad))
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+@pytest.mark.parametrize("scale", [1e3, 1e6, 1e10])
+def test_the_fit_converges_at_any_scale(players: int, scale: float) -> None:
+    """Every game and the prior weighed ``scale`` times over (as if each game had been played
+    that often, a thousand to ten billion times): the log-posterior is ``scale`` times the
+    original, so the maximum is the same and the covariance ``1 / scale`` of it. The former fit,
+    with an absolute gradient tolerance, failed here from a scale of 1,000 (3 and 4 players) or
+    10,000 (2 players)."""
+    games = planted_games(spread(6, 80.0), players, 600, seed=players)
+    base = fit(Rankings().extend(games))
+    heavy = Rankings()
+    for seats, ranks in games:
+        heavy.add(seats, ranks, weight=scale)
+    scaled = fit(heavy, prior=2.0 * scale)
+    assert np.abs(scaled.strengths - base.strengths).max() < 1e-9
+    assert scaled.covariance * scale == pytest.approx(base.covariance, rel=1e-6)
+    assert _decrement(heavy, scaled, 2.0 * scale) < 1e-10
+
+
+def _league_of_20(
+    players: int, games: int, seed: int
+) -> list[tuple[tuple[str, ...], tuple[int, ...]]]:
+    """Plackett-Luce games of 20 versions of normal strengths (sd 50 Elo), seats at random. On
+    these the former fit raised 'the fit did not converge' for 3 players with seed 0, at 50,000
+    and at 100,000 games."""
+    rng = np.random.default_rng(seed)
+    true = {f"b{i:02d}": 1500.0 + x for i, x in enumerate(rng.normal(0.0, 50.0, 20))}
+    return random_games(true, players, games, rng)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("players", "games"), [(3, 50_000), (3, 100_000), (4, 20_000), (4, 50_000)]
+)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_large_leagues_converge(players: int, games: int, seed: int) -> None:
+    """20 versions and tens of thousands of 3- and 4-player games: the fit converges (the Newton
+    decrement at its maximum is below 1e-10) and is the maximum the former fit found where that
+    converged (the exact log-posterior's maximum: the decrement says how far it is)."""
+    rankings = Rankings().extend(_league_of_20(players, games, seed))
+    fitted = fit(rankings)
+    assert fitted.iterations <= 10
+    assert _decrement(rankings, fitted) < 1e-10
+    assert not fitted.unbounded
+    ratings = fitted.ratings()
+    assert len(ratings) == 20
+    assert sum(f.elo for f in ratings) / 20 == pytest.approx(1500.0, abs=1e-6)
+    assert all(0 < f.stderr < 5 for f in ratings)  # thousands of games each: a few Elo
