@@ -18,6 +18,7 @@ from arboretum_worker import replays, store
 from arboretum_worker.board import PROVISIONAL_HALF_WIDTH
 
 from . import authors, queries, sprt
+from .audit import audit_context, exclusion_notes
 from .chart import llr_chart, rating_chart
 from .config import default_check
 from .identity import AUTH_COOKIE, request_author
@@ -70,6 +71,10 @@ def install_filters(templates: Jinja2Templates) -> None:
     env.filters["size"] = _size
     env.filters["short"] = lambda vid: (vid or "")[:8]
     env.filters["pct"] = lambda v: f"{100 * v:.0f}%"
+    # the pairs left out of a league's fit, for the leaderboard's note
+    env.globals["excluded_pairs"] = lambda request, league: exclusion_notes(
+        redis_of(request), league
+    )
     env.filters["plural"] = plural  # {{ n|plural('match', 'matches') }}: "1 match", "2 matches"
 
 
@@ -177,6 +182,14 @@ def league_page(request: Request) -> Response:
         bots=queries.version_labels(r, lg.settings.bots),
         nav="leagues",
     )
+
+
+def audit_page(request: Request) -> Response:
+    """The operator's audit of a league: pairs whose results depart from the fit, and the pairs
+    left out of it (:mod:`.audit`)."""
+    r = redis_of(request)
+    lg = load_league(r, request.path_params["name"])
+    return _render(request, "audit.html", league=lg, nav="leagues", **audit_context(r, lg))
 
 
 def matches_page(request: Request) -> Response:
@@ -346,6 +359,7 @@ def routes() -> list[Route]:
         Route("/bots/{name}", bot_page),
         Route("/leagues", leagues_page),
         Route("/leagues/{name}", league_page),
+        Route("/leagues/{name}/audit", audit_page),
         Route("/matches", matches_page),
         Route("/matches/{match_id}", match_page),
         Route("/matches/{match_id}/games/{game:int}", replay_page),

@@ -152,6 +152,9 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     p = lsub.add_parser("list", parents=[common], help="list leagues")
     p.set_defaults(handler=cmd_league_list)
     ladder_cli.register(lsub, common, (_redis, _settings))
+    from .audit import cli as audit_cli
+
+    audit_cli.register(lsub, common, (_redis, _settings))
 
     p = subparsers.add_parser(
         "leaderboard",
@@ -479,6 +482,10 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         print("no results yet")
         return 0
     print(table(LEADERBOARD_HEADERS, rows, LEADERBOARD_RIGHT))
+    from .audit import exclusions
+
+    for line in exclusions.note(exclusions.excluded(r, name), lambda vid: version_label(r, vid)):
+        print(f"note: {line} (arena league audit {name})")
     return 0
 
 
@@ -493,9 +500,15 @@ def cmd_ratings(args: argparse.Namespace) -> int:
     if not results:
         print(f"league {name}: no results yet")
         return 0
+    from .audit import exclusions
+
+    excluded = exclusions.excluded(r, name)
+    results = exclusions.without(results, excluded)
     from .rating_report import format_fit
 
     print(format_fit(name, results, label=lambda vid: version_label(r, vid)))
+    for line in exclusions.note(excluded, lambda vid: version_label(r, vid)):
+        print(f"note: {line} (arena league audit {name})")
     return 0
 
 

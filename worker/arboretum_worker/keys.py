@@ -45,6 +45,8 @@ Layout (``{x}`` is an id; names and ids never contain ``:``)::
     arena:league:{name}:ladder:again    string a tick came while the lock was held: tick again
     arena:league:{name}:ladder:queued   string a tick job is waiting in the queue (expiring)
     arena:league:{name}:ladder:tick     string the last tick (JSON: when, what it scheduled)
+    arena:league:{name}:excluded        hash   pair "a/b" (sorted ids) -> JSON {by, at}: its
+                                               games are left out of the fit (audit/)
     arena:sprts                         zset   sequential test ids, score = created (sprt/league.py)
     arena:sprt:{id}                     hash   the test: versions, settings (JSON), status, ...
     arena:sprt:{id}:batches             hash   batch index -> its pairs (JSON), written once
@@ -144,6 +146,11 @@ class Keys:
     @classmethod
     def league_retrying(cls, name: str) -> str:
         return cls.league(name) + ":retrying"
+
+    @classmethod
+    def league_excluded(cls, name: str) -> str:
+        """The pairs whose games an operator left out of the league's fit."""
+        return cls.league(name) + ":excluded"
 
     @classmethod
     def league_bot(cls, name: str, bot: str) -> str:
