@@ -144,7 +144,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from . import grpc_setup
     from .errors import BotLoadError
     from .loader import load_bot
-    from .stdio.child import StdioBot
+    from .stdio.child import StdioBot, hide_argument
 
     # gRPC loads now, with its transport settings; the bot's code (and a line-protocol bot's
     # command) then sees the environment it was started with, without them.
@@ -166,6 +166,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         bot.name = args.name
     if isinstance(bot, StdioBot):
         bot.on_exit = _exit_crashed
+        if args.token:  # the command line is open to the child: the token goes before it starts
+            hide_argument(args.token)
         try:
             bot.start()
         except BotLoadError as exc:

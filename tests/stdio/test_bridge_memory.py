@@ -2,10 +2,11 @@
 
 ``tests/stdio/bots/memory_probe.py`` is a stdio bot that, at its start, tries
 ``ptrace(PTRACE_ATTACH)`` on its parent (the bridge, ``arena bot run``) and reads its
-``/proc/<pid>/environ`` and every mapping of ``/proc/<pid>/mem``, searching them for the seat
-token, then plays. Run directly (``arena bot run --cmd``, the token in ``ARENA_TOKEN`` or a
-token file) against a real referee, and as the league runs it (a folder with an ``arena.toml``
-through the sandbox check), every attempt is refused and the token is not found.
+``/proc/<pid>/cmdline``, ``/proc/<pid>/environ`` and every mapping of ``/proc/<pid>/mem``,
+searching them for the seat token, then plays. Run directly (``arena bot run --cmd``, the token
+in ``ARENA_TOKEN``, a token file or ``--token``) against a real referee, and as the league runs
+it (a folder with an ``arena.toml`` through the sandbox check), every attempt is refused and the
+token is not found.
 
 As root the bridge and its child run with no capabilities at all (``setpriv``): a process with
 ``CAP_SYS_PTRACE`` may read any memory, which is not what a child of the bridge has in a league
@@ -51,7 +52,7 @@ def without_capabilities() -> list[str]:
     return [setpriv, "--bounding-set=-all", "--inh-caps=-all", "--"]
 
 
-@pytest.mark.parametrize("given", ["env", "file"])
+@pytest.mark.parametrize("given", ["env", "file", "argv"])
 def test_a_child_cannot_read_its_bridge_to_find_the_token(
     referee: Any,  # noqa: F811 (the fixture imported above)
     tmp_path: Path,
@@ -65,9 +66,11 @@ def test_a_child_cannot_read_its_bridge_to_find_the_token(
     args = [*RUN, "--cmd", f"{sys.executable} {PROBE}", "--server", address]
     if given == "env":
         env["ARENA_TOKEN"] = token
-    else:
+    elif given == "file":
         (tmp_path / "token").write_text(token + "\n")
         args += ["--token-file", str(tmp_path / "token")]
+    else:  # on the bridge's command line, which /proc/<pid>/cmdline shows to every process
+        args += ["--token", token]
     opponent = threading.Thread(target=run_bot, args=(RandomBot(1), address, other), daemon=True)
     opponent.start()
     bridge = subprocess.run(

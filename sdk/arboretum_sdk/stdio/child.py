@@ -60,6 +60,7 @@ __all__ = [
     "STDERR_CAP",
     "StdioBot",
     "close_memory",
+    "hide_argument",
     "node_heap_option",
 ]
 
@@ -542,6 +543,34 @@ def close_memory() -> bool:
         log.warning("the bridge's memory stays open to its child: prctl failed: %s", reason)
         return False
     return True
+
+
+def hide_argument(value: str) -> bool:
+    """Overwrite ``value`` with ``x`` wherever it is in this process's command line as others see
+    it (``/proc/<pid>/cmdline``, ``ps``: the arguments the kernel keeps in this process's memory),
+    so that a seat token given as an argument (``arena bot run --token T``) is not there for the
+    bridge's child to read. ``sys.argv`` is a copy, unchanged. True when it was found and hidden;
+    False where it was not there or cannot be reached (not Linux)."""
+    if not value or not sys.platform.startswith("linux"):
+        return False
+    secret = value.encode()
+    hidden = False
+    try:
+        with open("/proc/self/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        start, end = int(fields[45]), int(fields[46])  # arg_start, arg_end (fields 48 and 49)
+        with open("/proc/self/mem", "r+b", buffering=0) as mem:
+            mem.seek(start)
+            args = mem.read(end - start)
+            at = args.find(secret)
+            while at >= 0:
+                mem.seek(start + at)
+                mem.write(b"x" * len(secret))
+                hidden = True
+                at = args.find(secret, at + len(secret))
+    except (OSError, ValueError, IndexError) as exc:
+        log.warning("the seat token stays on the bridge's command line: %s", exc)
+    return hidden
 
 
 def node_heap_option(env: dict[str, str]) -> None:

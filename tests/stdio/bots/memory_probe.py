@@ -3,14 +3,15 @@
     python3 memory_probe.py
 
 At its start it does what any process of the bridge's user could do to the bridge, its parent,
-which holds the seat token: ``ptrace(PTRACE_ATTACH)``, and read ``/proc/PPID/environ``, then
-``/proc/PPID/maps`` and every readable mapping of ``/proc/PPID/mem``, searching all it read for
-the token. The token it looks for is given to it reversed, in ``PROBE_TOKEN_REVERSED`` (the
-bridge passes its environment on; the reversed text is no copy of the token); without it, it
-looks for ``ARENA_TOKEN=`` followed by a value. It reports on stderr, one line each, and never
-prints what it read:
+which holds the seat token: ``ptrace(PTRACE_ATTACH)``, and read ``/proc/PPID/cmdline`` and
+``/proc/PPID/environ``, then ``/proc/PPID/maps`` and every readable mapping of
+``/proc/PPID/mem``, searching all it read for the token. The token it looks for is given to it
+reversed, in ``PROBE_TOKEN_REVERSED`` (the bridge passes its environment on; the reversed text
+is no copy of the token); without it, it looks for ``ARENA_TOKEN=`` followed by a value.
+It reports on stderr, one line each, and never prints what it read:
 
     PROBE attach: refused (<error>) | allowed
+    PROBE cmdline: refused (<error>) | read N bytes
     PROBE environ: refused (<error>) | read N bytes
     PROBE mem: refused (<error>) | read N bytes
     PROBE token: found | not found
@@ -50,13 +51,14 @@ if libc.ptrace(PTRACE_ATTACH, parent, None, None) == 0:
 else:
     report(f"attach: refused ({os.strerror(ctypes.get_errno())})")
 
-try:
-    with open(f"/proc/{parent}/environ", "rb") as fh:
-        environ = fh.read()
-    report(f"environ: read {len(environ)} bytes")
-    found = found or pattern.search(environ) is not None
-except OSError as exc:
-    report(f"environ: {refused(exc)}")
+for part in ("cmdline", "environ"):
+    try:
+        with open(f"/proc/{parent}/{part}", "rb") as fh:
+            data = fh.read()
+        report(f"{part}: read {len(data)} bytes")
+        found = found or pattern.search(data) is not None
+    except OSError as exc:
+        report(f"{part}: {refused(exc)}")
 
 total = 0
 try:
