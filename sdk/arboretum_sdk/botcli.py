@@ -144,7 +144,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from . import grpc_setup
     from .errors import BotLoadError
     from .loader import load_bot
-    from .stdio.child import StdioBot, hide_argument
+    from .stdio.child import StdioBot
+    from .stdio.guard import hide_argument
 
     # gRPC loads now, with its transport settings; the bot's code (and a line-protocol bot's
     # command) then sees the environment it was started with, without them.

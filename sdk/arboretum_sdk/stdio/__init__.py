@@ -4,6 +4,8 @@
 - :mod:`.child`: :class:`StdioBot`, a :class:`~arboretum_sdk.Bot` that runs a command as a
   child process and plays through it (``arena bot run --cmd``, ``arena play "cmd:..."``).
 - :mod:`.manifest`: ``arena.toml``, the manifest that makes a folder such a bot.
+- :mod:`.guard`: what keeps the seat token from the child (the bridge's memory closed to it, a
+  token argument out of the bridge's command line).
 """
 
 from __future__ import annotations

@@ -24,22 +24,21 @@ messages built by :mod:`arboretum_sdk.stdio.lines`).
   reaches the referee only through this bridge; under a memory limit, ``NODE_OPTIONS`` gives
   Node.js a heap limit under it (:func:`node_heap_option`).
 - **This process's memory is closed to the child.** Before the child starts, the bridge makes
-  itself non-dumpable (:func:`close_memory`), so that a child of the same user can neither read
-  its memory (``/proc/<bridge>/mem``, ``/environ``, ``process_vm_readv``) nor ``ptrace`` it, and
-  so cannot find the seat token there. The child's own ``execve`` makes the child dumpable again.
+  itself non-dumpable (:func:`.guard.close_memory`), so that a child of the same user can
+  neither read its memory (``/proc/<bridge>/mem``, ``/environ``, ``process_vm_readv``) nor
+  ``ptrace`` it, and so cannot find the seat token there. The child's own ``execve`` makes the
+  child dumpable again.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import logging
 import os
 import resource
 import select
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -52,6 +51,7 @@ from ..bot import Bot
 from ..errors import BotCrashed, BotLoadError, RefusedAnswer, Unanswered
 from ..info import FaultNotice, GameEnd, GameInfo, MatchEnd, MatchInfo
 from . import lines
+from .guard import close_memory
 
 __all__ = [
     "GRACE_S",
@@ -59,8 +59,6 @@ __all__ = [
     "NODE_HEAP_SHARE",
     "STDERR_CAP",
     "StdioBot",
-    "close_memory",
-    "hide_argument",
     "node_heap_option",
 ]
 
@@ -84,7 +82,6 @@ NODE_HEAP_SHARE = 0.8
 _READ = 65536
 _PENDING, _ANSWERED, _OVER = "pending", "answered", "over"
 _KEEP_IDS = 64
-_PR_SET_DUMPABLE = 4
 _OUT_OF_TURN = "the bot wrote a line while no decision was asked (out of turn)"
 
 
@@ -521,56 +518,6 @@ class StdioBot(Bot):
 
     def __repr__(self) -> str:
         return f"<StdioBot {self.command!r}>"
-
-
-def close_memory() -> bool:
-    """Make this process non-dumpable (``prctl(PR_SET_DUMPABLE, 0)``), for good: a process of
-    the same user without ``CAP_SYS_PTRACE`` (the bridge's child) can then neither ``ptrace``
-    it nor read its memory (``/proc/<pid>/mem``, ``/proc/<pid>/environ``, ``/proc/<pid>/maps``,
-    ``process_vm_readv``), and its ``/proc/<pid>`` files belong to root. It also writes no core
-    dump. True when done; False, with a warning in the log, where it cannot be (not Linux)."""
-    if not sys.platform.startswith("linux"):
-        log.warning("the bridge's memory stays open to its child: no prctl on %s", sys.platform)
-        return False
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        failed = libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0
-    except (OSError, AttributeError) as exc:
-        log.warning("the bridge's memory stays open to its child: %s", exc)
-        return False
-    if failed:
-        reason = os.strerror(ctypes.get_errno())
-        log.warning("the bridge's memory stays open to its child: prctl failed: %s", reason)
-        return False
-    return True
-
-
-def hide_argument(value: str) -> bool:
-    """Overwrite ``value`` with ``x`` wherever it is in this process's command line as others see
-    it (``/proc/<pid>/cmdline``, ``ps``: the arguments the kernel keeps in this process's memory),
-    so that a seat token given as an argument (``arena bot run --token T``) is not there for the
-    bridge's child to read. ``sys.argv`` is a copy, unchanged. True when it was found and hidden;
-    False where it was not there or cannot be reached (not Linux)."""
-    if not value or not sys.platform.startswith("linux"):
-        return False
-    secret = value.encode()
-    hidden = False
-    try:
-        with open("/proc/self/stat", "rb") as fh:
-            fields = fh.read().rsplit(b")", 1)[1].split()
-        start, end = int(fields[45]), int(fields[46])  # arg_start, arg_end (fields 48 and 49)
-        with open("/proc/self/mem", "r+b", buffering=0) as mem:
-            mem.seek(start)
-            args = mem.read(end - start)
-            at = args.find(secret)
-            while at >= 0:
-                mem.seek(start + at)
-                mem.write(b"x" * len(secret))
-                hidden = True
-                at = args.find(secret, at + len(secret))
-    except (OSError, ValueError, IndexError) as exc:
-        log.warning("the seat token stays on the bridge's command line: %s", exc)
-    return hidden
 
 
 def node_heap_option(env: dict[str, str]) -> None:
