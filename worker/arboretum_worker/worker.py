@@ -4,6 +4,9 @@ Equivalent to ``rq worker arena --url $REDIS_URL --maintenance-interval 10``, pl
 
 - a shorter heartbeat margin, so that the match of a worker killed with ``kill -9`` is found and
   re-queued in about 30 s instead of rq's 100 s (see :mod:`arboretum_worker.settings`);
+- an idle worker that waits for a job at most a maintenance interval at a time (rq waits up to
+  405 s in one call, and looks for abandoned jobs only between calls), so that the match of a
+  worker cut off from Redis is re-queued within those 30 s even when no match ends elsewhere;
 - a Redis client that waits out an outage of any length (:mod:`arboretum_worker.outage`): the
   worker, its work horse and its pubsub thread pause and carry on once Redis answers, and the
   worker says so in one line when Redis goes and one when it is back. A worker started while
@@ -112,6 +115,17 @@ class ArenaWorker(Worker):  # type: ignore[misc]
             if settle > 0:
                 return  # not done: the next pass is due at once
         super().run_maintenance_tasks()
+
+    def dequeue_job_and_maintain_ttl(
+        self, timeout: int | None, max_idle_time: int | None = None
+    ) -> Any:
+        # rq waits for a job in one blocking call of up to worker_ttl - 15 s (405 s) and runs
+        # maintenance only between calls, so idle workers looked for abandoned jobs minutes
+        # apart: the match of a worker cut off from Redis waited for that, or for a busy worker
+        # to finish its match. An idle worker wakes every maintenance interval instead.
+        if timeout is not None:
+            timeout = max(1, min(timeout, int(self.maintenance_interval)))
+        return super().dequeue_job_and_maintain_ttl(timeout, max_idle_time)
 
     def teardown(self) -> None:
         if self._drain_timer is not None:
