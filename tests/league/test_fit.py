@@ -158,6 +158,14 @@ def test_bad_input_is_named() -> None:
         Rankings().add(["a", "b"], [1, 2], weight=-1.0)
     with pytest.raises(FitError, match="weight is a positive number, not nan"):
         Rankings().add(["a", "b"], [1, 2], weight=math.nan)
+    # Many at once: the same errors, and a bad game adds none of its batch.
+    rankings = Rankings().extend([(["a", "b"], [1, 2])])
+    with pytest.raises(FitError, match=r"one seat of a game: \('c', 'c'\)"):
+        rankings.extend([(["a", "d"], [1, 2]), (("c", "c"), (1, 2))])
+    with pytest.raises(FitError, match="2 or more seats"):
+        rankings.extend([(["a", "d"], [1, 2]), (["e"], [1])])
+    assert rankings.versions == ["a", "b"] and rankings.index == {"a": 0, "b": 1}
+    assert rankings.games == [1, 1]
 
 
 def test_a_fit_of_one_version_is_refused() -> None:

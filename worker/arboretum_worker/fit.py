@@ -66,6 +66,7 @@ few lines of array code; the linear algebra and the graph components are numpy's
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections import defaultdict
@@ -77,6 +78,7 @@ from scipy.linalg import LinAlgError, solve
 from scipy.sparse import coo_array
 from scipy.sparse.csgraph import connected_components
 from scipy.special import log_expit
+from threadpoolctl import ThreadpoolController
 
 from arboretum_worker.store import MatchResult
 
@@ -113,8 +115,8 @@ Game = tuple[Sequence[str], Sequence[int]]
 """One game: the version ids in seat order and their ranks (1 best; equal ranks tie)."""
 
 
-_Group = tuple[np.ndarray, np.ndarray, list[tuple[np.ndarray, np.ndarray]]]
-"""One player count's orderings, weights and per-stage indexes (see Rankings._stage_indexes)."""
+_Group = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""One player count's orderings, weights and flat indexes (see Rankings._stage_indexes)."""
 
 
 class FitError(ValueError):
@@ -181,10 +183,11 @@ def orderings(ranks: Sequence[int]) -> list[tuple[tuple[int, ...], float]]:
 class Rankings:
     """The games of a fit as weighted strict rankings over version indexes, aggregated.
 
-    :meth:`add` takes one game at a time (so a store of results can be followed incrementally);
-    the games wait in a list until the next fit, which turns them into arrays per player count
-    (vectorised: a game without ties is its seats sorted by rank), breaks the ties of the few
-    that have them (:func:`orderings`) and merges identical orderings into one row.
+    :meth:`add` takes one game at a time (so a store of results can be followed incrementally),
+    :meth:`extend` many at once (as arrays per player count); the games wait until the next fit,
+    which turns them into arrays per player count (vectorised: a game without ties is its seats
+    sorted by rank), breaks the ties of the few that have them (:func:`orderings`) and merges
+    identical orderings into one row.
     """
 
     index: dict[str, int] = field(default_factory=dict)
@@ -192,6 +195,9 @@ class Rankings:
     games: list[int] = field(default_factory=list)
     """Games played, per version index."""
     _pending: dict[int, list[tuple[tuple[int, ...], tuple[int, ...], float]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
+    _chunks: dict[int, list[tuple[np.ndarray, np.ndarray]]] = field(
         default_factory=lambda: defaultdict(list)
     )
     _arrays: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
@@ -220,18 +226,66 @@ class Rankings:
         self._pending[p].append((ids, tuple(ranks), weight))
 
     def extend(self, games: Iterable[Game]) -> Rankings:
-        for seats, ranks in games:
-            self.add(seats, ranks)
+        """Many games, each as :meth:`add` with weight 1, converted to arrays at once (a million
+        games in about a second). A bad game adds none of them."""
+        listed = games if isinstance(games, list) else list(games)
+        if not listed:
+            return self
+        seats_of = [g[0] for g in listed]
+        ranks_of = [g[1] for g in listed]
+        sizes = np.fromiter(map(len, seats_of), np.intp, len(listed))
+        bad = (sizes < 2) | (sizes != np.fromiter(map(len, ranks_of), np.intp, len(listed)))
+        if bad.any():
+            seats, ranks = listed[int(bad.argmax())]
+            raise FitError(f"a game has 2 or more seats, each with a rank: {seats!r} {ranks!r}")
+        known = len(self.versions)
+        for version in dict.fromkeys(itertools.chain.from_iterable(seats_of)):
+            if version not in self.index:
+                self.index[version] = len(self.versions)
+                self.versions.append(version)
+        total = int(sizes.sum())
+        flat = itertools.chain.from_iterable(seats_of)
+        ids = np.fromiter(map(self.index.__getitem__, flat), np.intp, total)
+        ranks = np.fromiter(itertools.chain.from_iterable(ranks_of), np.intp, total)
+        first = np.cumsum(sizes) - sizes
+        chunks = []
+        for p in np.unique(sizes).tolist():
+            games_of_p = np.flatnonzero(sizes == p)
+            at = first[games_of_p, None] + np.arange(p)
+            chunk = ids[at]
+            ordered = np.sort(chunk, axis=1)
+            twice = (ordered[:, 1:] == ordered[:, :-1]).any(axis=1)
+            if twice.any():
+                for version in self.versions[known:]:
+                    del self.index[version]
+                del self.versions[known:]
+                seats = seats_of[int(games_of_p[twice.argmax()])]
+                raise FitError(f"a version plays one seat of a game: {seats!r}")
+            chunks.append((p, chunk, ranks[at]))
+        self.games.extend([0] * (len(self.versions) - len(self.games)))
+        played = np.bincount(ids, minlength=len(self.versions)).tolist()
+        self.games[:] = [g + c for g, c in zip(self.games, played, strict=True)]
+        for p, chunk, rank in chunks:
+            self._chunks[p].append((chunk, rank))
         return self
 
     def arrays(self) -> dict[int, tuple[np.ndarray, np.ndarray]]:
         """Per player count: (distinct orderings, one row each, best first; their weights)."""
-        for p, rows in self._pending.items():
-            if not rows:
+        for p in set(self._pending) | set(self._chunks):
+            rows, chunks = self._pending.get(p, []), self._chunks.get(p, [])
+            if not rows and not chunks:
                 continue
-            ids = np.array([r[0] for r in rows], dtype=np.intp)
-            ranks = np.array([r[1] for r in rows], dtype=np.intp)
-            weight = np.array([r[2] for r in rows], dtype=float)
+            ids = np.concatenate(
+                [np.array([r[0] for r in rows], dtype=np.intp).reshape(-1, p)]
+                + [c[0] for c in chunks]
+            )
+            ranks = np.concatenate(
+                [np.array([r[1] for r in rows], dtype=np.intp).reshape(-1, p)]
+                + [c[1] for c in chunks]
+            )
+            weight = np.concatenate(
+                [np.array([r[2] for r in rows], dtype=float)] + [np.ones(len(c[0])) for c in chunks]
+            )
             strict = (np.sort(ranks, axis=1) == np.arange(1, p + 1)).all(axis=1)
             orders = [np.take_along_axis(ids[strict], np.argsort(ranks[strict], axis=1), axis=1)]
             weights = [weight[strict]]
@@ -252,14 +306,16 @@ class Rankings:
             self._arrays[p] = (unique, summed)
             self._stages = None
             rows.clear()
+            chunks.clear()
         return dict(sorted(self._arrays.items()))
 
     def _stage_indexes(self) -> tuple[np.ndarray, list[_Group]]:
         """What the log-posterior needs that does not depend on the strengths, kept between
         calls: the weight of every version's choices (the constant part of the gradient), and
         per player count the orderings (transposed: one row per place, contiguous), their
-        weights and per stage k (choosing place k among the places k..P-1) the versions at
-        those places, flattened, and the flat indexes of their pairs in the n x n matrix."""
+        weights, the places flattened, and for every pair of places (a, b), a < b, in the order
+        (0, 1), (0, 2), ..., (1, 2), ..., the flat index of the pair of versions at them in the
+        n x n matrix, flattened."""
         arrays = self.arrays()
         n = len(self.versions)
         if self._stages is None:
@@ -267,13 +323,11 @@ class Rankings:
             groups: list[_Group] = []
             for p, (orders, w) in arrays.items():
                 places = np.ascontiguousarray(orders.T)  # (p, rows)
-                stages: list[tuple[np.ndarray, np.ndarray]] = []
                 for k in range(p - 1):
                     chosen += np.bincount(places[k], w, minlength=n)
-                    items = places[k:]
-                    pairs = (items[:, None, :] * n + items[None, :, :]).ravel()
-                    stages.append((items.ravel(), pairs))
-                groups.append((places, w, stages))
+                a, b = _pairs(p)
+                pairs = (places[a] * n + places[b]).ravel()
+                groups.append((places, w, places.ravel(), pairs))
             self._stages = (chosen, groups)
         return self._stages
 
@@ -283,29 +337,40 @@ class Rankings:
         Stage k of a ranking chooses place k among the places k..P-1 with the softmax of their
         strengths (prob): it adds ``t[chosen] - log sum exp`` to the log-likelihood, ``1 -
         prob`` to the chosen version's gradient and ``-prob`` to the others', and ``w
-        (diag(prob) - prob prob^T)`` to the information. Arrays are (places, rows), so the
-        softmax works on whole rows (no BLAS call: it spins when cores are busy).
+        (diag(prob) - prob prob^T)`` to the information. The stages are summed per place and
+        per pair of places before they go to the versions (one ``bincount`` each), and the
+        information's diagonal is minus the sum of its row (a shift of every strength changes
+        no ranking's chance). Arrays are (places, rows), so the softmax works on whole rows (no
+        BLAS call: it spins when cores are busy).
         """
         n = len(self.versions)
         chosen, groups = self._stage_indexes()
         value = 0.0
         spent = np.zeros(n)
-        flat = np.zeros(n * n)
-        for places, w, stages in groups:
+        upper = np.zeros(n * n)
+        for places, w, flat_places, flat_pairs in groups:
+            p = len(places)
             strength = t[places]
-            for k, (items, pairs) in enumerate(stages):
+            share = np.zeros(places.shape)
+            together = np.zeros((p * (p - 1) // 2, places.shape[1]))
+            for k in range(p - 1):
                 rest = strength[k:]
                 top = rest.max(axis=0)
                 e = np.exp(rest - top)
                 total = e.sum(axis=0)
-                prob = e / total
                 value += float((w * (rest[0] - top - np.log(total))).sum())
+                prob = e / total
                 wp = prob * w
-                spent += np.bincount(items, wp.ravel(), minlength=n)
-                flat -= np.bincount(pairs, (wp[:, None, :] * prob[None, :, :]).ravel(), n * n)
+                share[k:] += wp
+                a, b = _pairs(p - k)
+                together[len(together) - len(a) :] += wp[a] * prob[b]
+            spent += np.bincount(flat_places, share.ravel(), minlength=n)
+            upper += np.bincount(flat_pairs, together.ravel(), minlength=n * n)
         grad = chosen - spent
-        info = flat.reshape(n, n)
-        info[np.diag_indices(n)] += spent
+        square = upper.reshape(n, n)
+        between = square + square.T
+        info = -between
+        info[np.diag_indices(n)] += between.sum(axis=1)
         if prior:
             half = prior / 2.0
             s = 1.0 / (1.0 + np.exp(-t))
@@ -318,9 +383,9 @@ class Rankings:
         """The log-posterior at ``t`` alone (what a line search compares)."""
         _chosen, groups = self._stage_indexes()
         value = 0.0
-        for places, w, stages in groups:
+        for places, w, _flat_places, _flat_pairs in groups:
             strength = t[places]
-            for k in range(len(stages)):
+            for k in range(len(places) - 1):
                 rest = strength[k:]
                 top = rest.max(axis=0)
                 total = np.exp(rest - top).sum(axis=0)
@@ -328,6 +393,13 @@ class Rankings:
         if prior:
             value += float(prior / 2.0 * (log_expit(t) + log_expit(-t)).sum())
         return value
+
+
+def _pairs(p: int) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs of places (a, b), a < b, of ``p`` places: (0, 1), (0, 2), ..., (1, 2), ...; the
+    pairs of the last q places are the last q (q - 1) / 2."""
+    a, b = np.triu_indices(p, 1)
+    return a, b
 
 
 @dataclass(frozen=True, slots=True)
@@ -433,11 +505,23 @@ class Fit:
         return out
 
 
+@functools.cache
+def _blas() -> ThreadpoolController:
+    return ThreadpoolController()
+
+
 def fit(rankings: Rankings, *, prior: float = 2.0, start: Fit | None = None) -> Fit:
     """Maximise the log-posterior of ``rankings``; ``start`` (an earlier fit) warms it up.
 
     Newton's method, with a backtracking line search while the Newton decrement is above
-    :data:`PURE_NEWTON`, until it is below :data:`DECREMENT_TOLERANCE` (see the module doc)."""
+    :data:`PURE_NEWTON`, until it is below :data:`DECREMENT_TOLERANCE` (see the module doc).
+    The linear algebra runs on one BLAS thread: its matrices are small (versions x versions),
+    and BLAS threads that wait for busy cores made each solve take a third of a second."""
+    with _blas().limit(limits=1, user_api="blas"):
+        return _fit(rankings, prior, start)
+
+
+def _fit(rankings: Rankings, prior: float, start: Fit | None) -> Fit:
     if not (math.isfinite(prior) and prior > 0):
         raise FitError("prior must be positive (it keeps the fit finite)")
     n = len(rankings.versions)
@@ -454,14 +538,14 @@ def fit(rankings: Rankings, *, prior: float = 2.0, start: Fit | None = None) -> 
         value, grad, info = rankings.log_posterior(t, prior)
         try:
             step = solve(info, grad, assume_a="pos", check_finite=True)
-        except (LinAlgError, ValueError) as exc:
-            raise FitError(f"the fit did not converge: {exc}") from None
+        except (LinAlgError, ValueError):
+            raise FitError("the fit did not converge: the information is singular") from None
         decrement = float(grad @ step)
         if not math.isfinite(decrement):
             raise FitError("the fit did not converge: the posterior is not finite")
         if decrement > PURE_NEWTON:
             scale = 1.0
-            while rankings.value(t + scale * step, prior) < value + 0.25 * scale * decrement:
+            while not rankings.value(t + scale * step, prior) >= value + 0.25 * scale * decrement:
                 scale /= 2.0
                 if scale < 1e-12:
                     raise FitError("the fit did not converge: no step raises the posterior")
