@@ -8,8 +8,11 @@ import random
 
 import numpy as np
 import pytest
+import redis
 from scipy.optimize import minimize
 
+from arboretum_sdk.cli import main
+from arboretum_worker import league, ratings, registry
 from arboretum_worker.fit import (
     ELO_PER_NATURAL,
     Fit,
@@ -22,6 +25,8 @@ from arboretum_worker.fit import (
     head_to_head,
     orderings,
 )
+from arboretum_worker.rating_report import prior_note
+from arboretum_worker.report import version_label
 from arboretum_worker.store import GameOutcome, MatchResult
 
 from .planted import calibration, planted_games, random_games, spread
@@ -339,3 +344,54 @@ def test_large_leagues_converge(players: int, games: int, seed: int) -> None:
     assert len(ratings) == 20
     assert sum(f.elo for f in ratings) / 20 == pytest.approx(1500.0, abs=1e-6)
     assert all(0 < f.stderr < 5 for f in ratings)  # thousands of games each: a few Elo
+
+
+# ------------------------------------------------------------------ what arena ratings says
+
+
+def test_arena_ratings_says_what_the_prior_holds(
+    r: redis.Redis, redis_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A league whose champion won every game: ``arena ratings`` notes that the prior holds its
+    rating; a league where every rating is bounded by the results has no note."""
+    for name in ("random", "greedy"):
+        registry.add_version(r, name, league.builtin_bot_files(name))
+    registry.add_version(r, "third", b"from arboretum_sdk.bots.random_bot import RandomBot\n")
+    vids = [registry.latest(r, name) for name in ("random", "greedy", "third")]
+    for name, ranks in (("swept", [(1, 2, 3), (1, 3, 2)]), ("even", [(1, 2, 3), (3, 1, 2)])):
+        assert main(["league", "create", name, "--bots", "random", "greedy", "third",
+                     "--players", "3", "--redis-url", redis_url]) == 0  # fmt: skip
+        for i, rank in enumerate(ranks * 3):
+            outcome = GameOutcome(rank, (0,) * 3, (0,) * 3)
+            ratings.record_result(r, MatchResult(f"{name}{i}", name, tuple(vids), (outcome,)))
+    capsys.readouterr()
+    assert main(["ratings", "--league", "swept", "--redis-url", redis_url]) == 0
+    out = capsys.readouterr().out
+    assert "note: only the prior (2 virtual draws of each version against 1500) keeps" in out
+    label = version_label(r, vids[0])
+    assert f"\n  {label} ranked first (alone or tied) in every game it played\n" in out
+    assert out.index("note:") < out.index("head to head")
+    assert main(["ratings", "--league", "even", "--redis-url", redis_url]) == 0
+    assert "note:" not in capsys.readouterr().out
+
+
+def test_the_prior_note_names_every_case() -> None:
+    assert prior_note(Unbounded(), str) == []
+    note = prior_note(
+        Unbounded(
+            apart=(("a", "b"), ("x", "y")),
+            never_below=(("champ",), ("p", "q")),
+            never_above=(("dud",), tuple(f"z{i}" for i in range(10))),
+        ),
+        str.upper,
+    )
+    assert note == [
+        "note: only the prior (2 virtual draws of each version against 1500) keeps these "
+        "ratings finite:",
+        "  CHAMP ranked first (alone or tied) in every game it played",
+        "  P, Q: never ranked below a version outside them",
+        "  DUD ranked last (alone or tied) in every game it played",
+        "  Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7 and 2 more: never ranked above a version outside them",
+        "  2 groups never met, directly or through others: A, B | X, Y (the prior puts each "
+        "group's mean near 1500)",
+    ]
