@@ -48,7 +48,7 @@ from .messages import (
     LoggedEvent,
     MatchEnd,
     MatchInfo,
-    MatchStart,
+    MatchSnapshot,
     Place,
     SecondDrawSkipped,
     TimeControl,
@@ -279,7 +279,7 @@ def referee_message(message: object) -> bot_pb2.RefereeMessage:
                 result=outcome_to_pb(message.outcome), events=events_to_pb(message.events)
             )
         )
-    elif isinstance(message, MatchStart):
+    elif isinstance(message, MatchInfo):
         pb.match_start.CopyFrom(wire.match_start_to_pb(message))
     elif isinstance(message, MatchEnd):
         pb.match_end.CopyFrom(wire.match_end_to_pb(message))
@@ -291,7 +291,7 @@ def referee_message(message: object) -> bot_pb2.RefereeMessage:
 # ----------------------------------------------------------------------------- match service
 
 
-def match_info_to_pb(info: MatchInfo) -> match_pb2.MatchInfo:
+def match_info_to_pb(info: MatchSnapshot) -> match_pb2.MatchInfo:
     config = match_pb2.MatchConfig(
         player_count=info.players,
         game_count=info.game_count,
@@ -347,7 +347,7 @@ def watch_message(message: object) -> match_pb2.WatchMatchResponse:
         )
     elif isinstance(message, GameOutcome):
         pb.game_end.CopyFrom(outcome_to_pb(message))
-    elif isinstance(message, MatchInfo):
+    elif isinstance(message, MatchSnapshot):
         pb.match.CopyFrom(match_info_to_pb(message))
     elif isinstance(message, MatchEnd):
         pb.match_end.CopyFrom(wire.match_end_to_pb(message))

@@ -59,7 +59,7 @@ from .messages import (
     LoggedEvent,
     MatchEnd,
     MatchInfo,
-    MatchStart,
+    MatchSnapshot,
     MatchStatus,
     MatchSummary,
     SeatConnection,
@@ -252,7 +252,7 @@ class Match(Rulings):
         session.crashed = None
         config = self.config
         stream.send(
-            MatchStart(
+            MatchInfo(
                 match_id=self.match_id,
                 seat=seat,
                 players=config.players,
@@ -418,9 +418,9 @@ class Match(Rulings):
             reason=self.reason,
         )
 
-    def info(self, with_results: bool = True) -> MatchInfo:
+    def info(self, with_results: bool = True) -> MatchSnapshot:
         config = self.config
-        return MatchInfo(
+        return MatchSnapshot(
             match_id=self.match_id,
             players=config.players,
             game_count=config.game_count,

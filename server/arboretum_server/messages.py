@@ -20,11 +20,11 @@ from arboretum_sdk.info import (
     FaultNotice,
     FaultPolicy,
     MatchEnd,
+    MatchInfo,
     MatchStatus,
     SeatSummary,
     TimeControl,
 )
-from arboretum_sdk.info import MatchInfo as MatchStart
 
 __all__ = [
     "Board",
@@ -45,7 +45,7 @@ __all__ = [
     "LoggedEvent",
     "MatchEnd",
     "MatchInfo",
-    "MatchStart",
+    "MatchSnapshot",
     "MatchStatus",
     "MatchSummary",
     "Place",
@@ -230,8 +230,9 @@ class SeatConnection:
 
 
 @dataclass(frozen=True, slots=True)
-class MatchInfo:
-    """A match as anyone may see it: the seed only once the match is finished."""
+class MatchSnapshot:
+    """A match as anyone may see it at one moment: the seed only once the match is finished (the
+    protocol's ``MatchInfo``; :class:`MatchInfo` is the SDK's, what a seat is told at its start)."""
 
     match_id: str
     players: int
@@ -268,5 +269,7 @@ class DecisionPending:
     clock: ClockState
 
 
-BotMessage = MatchStart | GameStart | DecisionRequest | FaultNotice | GameEnd | MatchEnd
-WatchMessage = MatchInfo | WatchGameStart | LoggedEvent | DecisionPending | GameOutcome | MatchEnd
+BotMessage = MatchInfo | GameStart | DecisionRequest | FaultNotice | GameEnd | MatchEnd
+WatchMessage = (
+    MatchSnapshot | WatchGameStart | LoggedEvent | DecisionPending | GameOutcome | MatchEnd
+)

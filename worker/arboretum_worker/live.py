@@ -109,7 +109,7 @@ class LiveEncoder:
     def encode(self, message: object) -> list[dict[str, Any]]:
         from arboretum_server import messages as m
 
-        if isinstance(message, m.MatchInfo):
+        if isinstance(message, m.MatchSnapshot):
             return [
                 {
                     "type": "start",
