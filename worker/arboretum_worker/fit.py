@@ -239,13 +239,10 @@ class Rankings:
             seats, ranks = listed[int(bad.argmax())]
             raise FitError(f"a game has 2 or more seats, each with a rank: {seats!r} {ranks!r}")
         known = len(self.versions)
-        for version in dict.fromkeys(itertools.chain.from_iterable(seats_of)):
-            if version not in self.index:
-                self.index[version] = len(self.versions)
-                self.versions.append(version)
+        numbering = _Numbering(self.index)  # numbers new versions in order of appearance
         total = int(sizes.sum())
         flat = itertools.chain.from_iterable(seats_of)
-        ids = np.fromiter(map(self.index.__getitem__, flat), np.intp, total)
+        ids = np.fromiter(map(numbering.__getitem__, flat), np.intp, total)
         ranks = np.fromiter(itertools.chain.from_iterable(ranks_of), np.intp, total)
         first = np.cumsum(sizes) - sizes
         chunks = []
@@ -256,12 +253,11 @@ class Rankings:
             ordered = np.sort(chunk, axis=1)
             twice = (ordered[:, 1:] == ordered[:, :-1]).any(axis=1)
             if twice.any():
-                for version in self.versions[known:]:
-                    del self.index[version]
-                del self.versions[known:]
                 seats = seats_of[int(games_of_p[twice.argmax()])]
                 raise FitError(f"a version plays one seat of a game: {seats!r}")
             chunks.append((p, chunk, ranks[at]))
+        self.index.update(numbering)
+        self.versions += list(numbering)[known:]
         self.games.extend([0] * (len(self.versions) - len(self.games)))
         played = np.bincount(ids, minlength=len(self.versions)).tolist()
         self.games[:] = [g + c for g, c in zip(self.games, played, strict=True)]
@@ -393,6 +389,14 @@ class Rankings:
         if prior:
             value += float(prior / 2.0 * (log_expit(t) + log_expit(-t)).sum())
         return value
+
+
+class _Numbering(dict[str, int]):
+    """Version ids to indexes; an id not seen yet gets the next index."""
+
+    def __missing__(self, version: str) -> int:
+        self[version] = i = len(self)
+        return i
 
 
 def _pairs(p: int) -> tuple[np.ndarray, np.ndarray]:
