@@ -21,6 +21,9 @@ from .clock import SeatClock
 from .matchconfig import MatchConfig
 from .messages import (
     Board,
+    ClockState,
+    DecisionPending,
+    GameOutcome,
     GameSetup,
     LoggedEvent,
     SeatPublic,
@@ -31,6 +34,7 @@ from .seats import (
     Failure,
     InvalidMessage,
     MalformedAnswer,
+    SeatStream,
 )
 
 __all__ = [
@@ -51,7 +55,7 @@ _PLAY = DecisionKind.PLAY
 @dataclass(frozen=True, slots=True)
 class Answered:
     """An answer that is not well-formed, or the bot's report that its code failed (well-formed
-    answers are settled by ``_settle_answer``)."""
+    answers are settled by :meth:`Rulings.settle_answer`)."""
 
     inbound: MalformedAnswer | Failure | InvalidMessage
     at: float
@@ -101,6 +105,7 @@ class Game:
 
     def __init__(self, config: MatchConfig, match_id: str, index: int) -> None:
         self.index = index
+        self.seat_names = config.seat_names
         self.seed = (
             config.game_seeds[index]
             if config.game_seeds
@@ -297,4 +302,41 @@ class Game:
             discard_required,
             sources,
             cells,
+        )
+
+    def request(self, pending: Pending, stream: SeatStream, elapsed_ms: int) -> bytes:
+        """The decision request for ``pending``, serialized (see :meth:`request_wire`), with the
+        events since ``stream``'s last message (its cursor moves on); ``elapsed_ms``: since the
+        decision was asked."""
+        seat = pending.seat
+        clock = (self.clocks[seat].per_decision_ms, pending.bank_before_ms, elapsed_ms)
+        since = stream.cursor if stream.cursor_game == self.index else 0
+        stream.cursor_game, stream.cursor = self.index, len(self.events)
+        return self.request_wire(seat, pending.number, pending.kind, clock, since)
+
+    def events_since(self, stream: SeatStream) -> tuple[LoggedEvent, ...]:
+        """The events ``stream``'s seat sees since its last message (its cursor moves on)."""
+        since = stream.cursor if stream.cursor_game == self.index else 0
+        stream.cursor_game, stream.cursor = self.index, len(self.events)
+        return self.events_for(stream.seat, since)
+
+    def pending_message(self, pending: Pending, elapsed_ms: int) -> DecisionPending:
+        """What spectators are told of ``pending``, asked ``elapsed_ms`` ago."""
+        clock = ClockState(
+            self.clocks[pending.seat].per_decision_ms, pending.bank_before_ms, elapsed_ms
+        )
+        return DecisionPending(self.index, pending.seat, pending.number, pending.kind, clock)
+
+    def outcome(self) -> GameOutcome:
+        """The finished game's outcome: the engine's result and what the referee adds."""
+        state = self.state
+        return GameOutcome(
+            game_index=self.index,
+            seed=self.seed,
+            species=state.species,
+            result=state.result(),
+            seat_names=self.seat_names,
+            faults=tuple(self.faults),
+            final_board=self.board(),
+            turns=state.turn + 1,
         )

@@ -21,17 +21,24 @@ report. Then:
 
 On a fault the engine's fallback decision is applied and recorded with ``fault={kind, reason}``,
 the seat is told (``FaultNotice``), and at its N-th fault in a game the seat forfeits: the fallback
-plays its remaining decisions (recorded with fault kind ``forfeited``) and it ranks last (that
-settling of an outcome is :class:`~arboretum_server.rulings.Rulings`, a base of :class:`Match`). A
+plays its remaining decisions (recorded with fault kind ``forfeited``) and it ranks last. A
 disconnect is not a fault in itself; answers for a decision that is not pending are dropped and
 noted as ``stale``.
+
+A match is a few collaborating objects: it holds its seats
+(:class:`~arboretum_server.seats.Seating`: arrival, crashes, restarts), the settling of its
+decisions (:class:`~arboretum_server.rulings.Rulings`: an outcome to the game's next state, faults
+included), its decision timer (:class:`~arboretum_server.timer.DecisionTimer`), its spectators
+(:class:`~arboretum_server.watchers.Spectators`) and the record of its finished games
+(:class:`~arboretum_server.record.MatchRecord`). The match itself runs the games and asks the
+decisions.
 
 An answer to the pending decision is settled in :meth:`Match.receive`, in the step of the stream
 that read it, which also asks the next decision (:meth:`Match._answered`): the match loop's task
 wakes only for the other outcomes, a forfeited seat's turn and the game's end. That saves an
 event-loop hop per decision and changes nothing else. Decision requests are queued already
 serialized, assembled from encoded pieces that the game keeps until they change
-(:meth:`_Game.request_wire`, :mod:`arboretum_server.wirebytes`); every other message is a plain
+(:meth:`Game.request_wire`, :mod:`arboretum_server.wirebytes`); every other message is a plain
 value that the service serializes.
 """
 
@@ -42,49 +49,46 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from arboretum import derive_bot_seed
 
 from .errors import AlreadyConnected, MatchOver
-from .game import CONCLUDED, Answered, Concluded, Crashed, Game, Outcome, Pending, TimedOut
+from .game import CONCLUDED, Answered, Concluded, Crashed, Game, Outcome, Pending
 from .matchconfig import MatchConfig
 from .messages import (
-    ClockState,
-    DecisionPending,
     GameEnd,
     GameOutcome,
     GameStart,
-    LoggedEvent,
     MatchEnd,
     MatchInfo,
     MatchSnapshot,
     MatchStatus,
     MatchSummary,
     SeatConnection,
-    SeatSummary,
     WatchGameStart,
     is_over,
 )
+from .record import MatchRecord
 from .replays import ReplayStore, partial_document
 from .rulings import Rulings
 from .seats import (
     Answer,
     Inbound,
     InvalidMessage,
-    SeatSession,
+    Seating,
     SeatStream,
     StreamEnd,
 )
-from .watchers import Watcher
+from .timer import DecisionTimer
+from .watchers import Spectators, Watcher
 
 __all__ = ["Match"]
 
 log = logging.getLogger(__name__)
 
 
-class Match(Rulings):
+class Match:
     """One match: its seats, its games and its spectators. Start it with :meth:`start`."""
 
     def __init__(
@@ -99,40 +103,37 @@ class Match(Rulings):
     ) -> None:
         self.match_id = match_id
         self.config = config
-        self.seats = [
-            SeatSession(i, config.seat_names[i], tokens[i]) for i in range(config.players)
-        ]
+        self.seating = Seating(config.seat_names, tokens)
+        self.seats = self.seating.sessions
         self.status = MatchStatus.WAITING
         self.reason = ""
         self.created_unix_ms = int(time.time() * 1000)
-        self.outcomes: list[GameOutcome] = []
-        self._summary: MatchSummary | None = None  # see summary()
-        self.replays: dict[int, dict[str, Any]] = {}
-        self.partial_replays: dict[int, dict[str, Any]] = {}
+        self.record = MatchRecord(config.seat_names)
+        self.outcomes: list[GameOutcome] = self.record.outcomes  # the record's: they grow
+        self.replays: dict[int, dict[str, Any]] = self.record.replays
+        self.partial_replays: dict[int, dict[str, Any]] = self.record.partial_replays
         self.store = store or ReplayStore(None)
         self.max_duration_s = max_duration_s
         self._on_end = on_end
         self._game: Game | None = None
-        self._watchers: set[Watcher] = set()
+        self.spectators = Spectators()
+        self._watchers = self.spectators.watchers  # tested before building a message
+        self.rulings = Rulings(match_id, config, self.seats, self.spectators)
+        self.timer = DecisionTimer(self._pending)
         self._numbers = 0
-        self._all_connected = asyncio.Event()
         self._stop_after_game: str | None = None
-        self._restarting: set[int] = set()
-        """Crashed seats whose runner is starting a fresh process: crashed until the next game."""
         self._cancel_reason: str | None = None
         self._task: asyncio.Task[None] | None = None
-        self._timer: asyncio.TimerHandle | None = None
-        self._timer_at = 0.0
         self._loop: asyncio.AbstractEventLoop
-        """The loop the match runs on, set by :meth:`start`: nothing else needs it before. (In
-        Python 3.11 each ``asyncio.get_running_loop()`` makes a system call, and the hot path
-        reads the loop's clock a few times per decision.)"""
+        """Set by :meth:`start` (each ``asyncio.get_running_loop()`` makes a system call in
+        Python 3.11, and the hot path reads the loop's clock a few times per decision)."""
         self.done = asyncio.Event()
 
     # ------------------------------------------------------------------ life cycle
 
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
+        self.timer.start(self._loop)
         self._task = asyncio.create_task(self._run(), name=f"match {self.match_id}")
 
     def cancel(self, reason: str) -> None:
@@ -157,15 +158,15 @@ class Match(Rulings):
     async def _run(self) -> None:
         try:
             async with asyncio.timeout(self.max_duration_s):
-                await self._wait_for_seats()
+                absent = await self.seating.wait(self.config.start_timeout_ms / 1000)
+                if absent:
+                    log.info("match %s: starting without seats %s", self.match_id, absent)
                 self.status = MatchStatus.RUNNING
                 log.info("match %s: running (%d games)", self.match_id, self.config.game_count)
                 for index in range(self.config.game_count):
                     if self._stop_after_game is not None:
                         raise _Stopped(self._stop_after_game)
-                    for seat in self._restarting:
-                        self.seats[seat].crashed = None
-                    self._restarting.clear()
+                    self.seating.next_game()
                     await self._play_game(index)
             self.status = MatchStatus.FINISHED
             await self._reveal_match_seed()
@@ -192,28 +193,18 @@ class Match(Rulings):
     def _finish(self) -> None:
         if self.done.is_set():
             return
-        self._disarm()
+        self.timer.stop()
         log.info("match %s: %s %s", self.match_id, self.status.value, self.reason)
         end = self.end_message()
         for session in self.seats:
             if session.stream is not None:
                 session.stream.send(end)
                 session.stream.end()
-        self._publish(end)
-        for watcher in list(self._watchers):
-            watcher.put(None)
-        self._watchers.clear()
+        self.spectators.publish(end)
+        self.spectators.close()
         self.done.set()
         if self._on_end is not None:
             self._on_end(self)
-
-    async def _wait_for_seats(self) -> None:
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(self.config.start_timeout_ms / 1000):
-                await self._all_connected.wait()
-        absent = [s.seat for s in self.seats if not s.connected]
-        if absent:
-            log.info("match %s: starting without seats %s", self.match_id, absent)
 
     async def _stop_game(self, reason: str) -> None:
         game = self._game
@@ -224,7 +215,7 @@ class Match(Rulings):
             game.pending.future.cancel()
         game.recorder.note(game.state.current_seat, "stopped", reason)
         doc = partial_document(game.recorder, reason)
-        self.partial_replays[game.index] = doc
+        self.record.stopped(game.index, doc)
         await self.store.write(self.match_id, game.index, doc, partial=True)
 
     async def _reveal_match_seed(self) -> None:
@@ -240,16 +231,11 @@ class Match(Rulings):
         """Attach a new stream to ``seat`` and queue the messages that bring it up to date."""
         if is_over(self.status):
             raise MatchOver(f"match {self.match_id} is over ({self.status.value})")
-        session = self.seats[seat]
-        if session.stream is not None:
+        if self.seats[seat].stream is not None:
             raise AlreadyConnected(
                 f"seat {seat} of match {self.match_id} already has a live stream"
             )
-        stream = SeatStream(seat)
-        resumed = session.ever_connected
-        session.stream = stream
-        session.ever_connected = True
-        session.crashed = None
+        stream, resumed = self.seating.attach(seat)
         config = self.config
         stream.send(
             MatchInfo(
@@ -278,28 +264,16 @@ class Match(Rulings):
             )
             pending = game.pending
             if pending is not None and pending.seat == seat and not pending.future.done():
-                stream.send(self._request(game, pending, stream))
+                stream.send(game.request(pending, stream, self._elapsed_ms(pending)))
             self._note(seat, "reconnect" if resumed else "connect", "the seat opened a stream")
         log.info(
             "match %s seat %d: connected%s", self.match_id, seat, " (resumed)" if resumed else ""
         )
-        self._check_arrived()
         return stream
-
-    def _check_arrived(self) -> None:
-        """Start the match once every seat has connected or has been reported crashed."""
-        if all(s.ever_connected or s.crashed is not None for s in self.seats):
-            self._all_connected.set()
 
     def disconnect(self, seat: int, stream: SeatStream, reason: str) -> None:
         """The stream ended (for ``reason``); the seat stays in the match and may reconnect."""
-        stream.closed = True
-        session = self.seats[seat]
-        if session.stream is not stream:
-            return
-        session.stream = None
-        session.last_disconnect = reason
-        if not is_over(self.status):
+        if self.seating.detach(seat, stream, reason) and not is_over(self.status):
             log.info("match %s seat %d: disconnected: %s", self.match_id, seat, reason)
             self._note(seat, "disconnect", reason)
 
@@ -309,23 +283,18 @@ class Match(Rulings):
         Until the seat reconnects, each of its decisions faults with ``crash`` at once. A seat that
         never connected counts as arrived: the match does not wait the start timeout for it.
         """
-        session = self.seats[seat]
-        session.crashed = reason or "the bot process exited"
-        log.info("match %s seat %d: crash reported: %s", self.match_id, seat, session.crashed)
-        if self.status is MatchStatus.WAITING:
-            self._check_arrived()
-        game = self._game
-        pending = game.pending if game is not None else None
+        crashed = self.seating.crash(seat, reason)
+        log.info("match %s seat %d: crash reported: %s", self.match_id, seat, crashed)
+        pending = self._pending()
         if pending is not None and pending.seat == seat and not pending.future.done():
-            pending.future.set_result(Crashed(session.crashed))
+            pending.future.set_result(Crashed(crashed))
 
     def report_restart(self, seat: int) -> None:
         """The runner is starting a fresh process for the crashed ``seat``. The seat stays
         crashed for the rest of the game in progress (the crash costs that game); from the next
         game on it is only disconnected (its decisions wait for its clock) until it connects."""
-        if self.seats[seat].crashed is not None:
+        if self.seating.restart(seat):
             log.info("match %s seat %d: a fresh bot process is starting", self.match_id, seat)
-            self._restarting.add(seat)
 
     def receive(self, seat: int, stream: SeatStream, inbound: Inbound) -> None:
         """What a seat's stream sent: an answer (or not), matched against its pending decision."""
@@ -359,6 +328,11 @@ class Match(Rulings):
         if self._game is not None:
             self._game.recorder.note(seat, kind, reason)
 
+    def _pending(self) -> Pending | None:
+        """The decision pending in the game in progress, if any."""
+        game = self._game
+        return game.pending if game is not None else None
+
     # ------------------------------------------------------------------ spectators
 
     def watch(self) -> Watcher:
@@ -371,52 +345,26 @@ class Match(Rulings):
         game = self._game
         if game is not None:
             watcher.put(WatchGameStart(game.setup, game.board(), game.events_for(None), True))
-            if game.pending is not None and not game.pending.future.done():
-                watcher.put(self._pending_message(game, game.pending))
-        self._watchers.add(watcher)
+            pending = game.pending
+            if pending is not None and not pending.future.done():
+                watcher.put(game.pending_message(pending, self._elapsed_ms(pending)))
+        self.spectators.add(watcher)
         return watcher
 
     def unwatch(self, watcher: Watcher) -> None:
-        self._watchers.discard(watcher)
-        watcher.closed = True
+        self.spectators.remove(watcher)
 
     # ------------------------------------------------------------------ info
 
     def summary(self) -> MatchSummary:
-        """Per-seat totals over the finished games. ``outcomes`` only grows, so the summary is
-        kept and only the games finished since the last call are added (status calls stay cheap
-        however long the series)."""
-        cached = self._summary
-        if cached is not None and cached.games_finished == len(self.outcomes):
-            return cached
-        if cached is None:
-            seats = [SeatSummary(s.seat, s.name, 0, 0, 0, 0, 0) for s in self.seats]
-            done = 0
-        else:
-            seats, done = list(cached.seats), cached.games_finished
-        for outcome in self.outcomes[done:]:
-            for score in outcome.result.seats:
-                old = seats[score.seat]
-                seats[score.seat] = replace(
-                    old,
-                    total_points=old.total_points + score.total,
-                    first_places=old.first_places + (score.rank == 1),
-                    rank_sum=old.rank_sum + score.rank,
-                    faults=old.faults + outcome.faults[score.seat],
-                    forfeits=old.forfeits + score.forfeited,
-                )
-        self._summary = MatchSummary(len(self.outcomes), tuple(seats))
-        return self._summary
+        """Per-seat totals over the finished games (kept between calls: see
+        :meth:`MatchRecord.summary`)."""
+        return self.record.summary()
 
     def end_message(self) -> MatchEnd:
-        summary = self.summary()
-        return MatchEnd(
-            status=self.status,
-            match_seed=self.config.match_seed if self.status is MatchStatus.FINISHED else None,
-            games_finished=summary.games_finished,
-            seats=summary.seats,
-            reason=self.reason,
-        )
+        finished = self.status is MatchStatus.FINISHED
+        seed = self.config.match_seed if finished else None
+        return self.record.end_message(self.status, self.reason, seed)
 
     def info(self, with_results: bool = True) -> MatchSnapshot:
         config = self.config
@@ -441,14 +389,10 @@ class Match(Rulings):
 
     def replay(self, game_index: int) -> tuple[dict[str, Any], bool] | None:
         """The replay of a game and whether it is complete; None for a game not started."""
-        if game_index in self.replays:
-            return self.replays[game_index], True
         game = self._game
-        if game is not None and game.index == game_index:
+        if game is not None and game.index == game_index and game_index not in self.replays:
             return partial_document(game.recorder), False
-        if game_index in self.partial_replays:
-            return self.partial_replays[game_index], False
-        return None
+        return self.record.replay(game_index)
 
     # ------------------------------------------------------------------ games
 
@@ -463,62 +407,26 @@ class Match(Rulings):
                 seat = session.seat
                 seed = derive_bot_seed(game.seed, seat)
                 stream.send(GameStart(game.setup, seat, game.view(seat), (), False, seed))
-        self._publish(WatchGameStart(game.setup, game.board(), (), False))
+        self.spectators.publish(WatchGameStart(game.setup, game.board(), (), False))
         state = game.state
         while not state.is_over:
             await self._decide(game, state.current_seat)
-        result = state.result()
-        outcome = GameOutcome(
-            game_index=index,
-            seed=game.seed,
-            species=state.species,
-            result=result,
-            seat_names=self.config.seat_names,
-            faults=tuple(game.faults),
-            final_board=game.board(),
-            turns=state.turn + 1,
-        )
+        outcome = game.outcome()
         doc = game.recorder.to_json()
-        self.replays[index] = doc
-        self.outcomes.append(outcome)
+        self.record.finished(outcome, doc)
         self._game = None
         for session in self.seats:
             stream = session.stream
             if stream is not None:
-                stream.send(GameEnd(outcome, self._events_since(game, stream)))
-        self._publish(outcome)
-        log.info("match %s: game %d over, totals %s", self.match_id, index, list(result.totals))
+                stream.send(GameEnd(outcome, game.events_since(stream)))
+        self.spectators.publish(outcome)
+        totals = list(outcome.result.totals)
+        log.info("match %s: game %d over, totals %s", self.match_id, index, totals)
         await self.store.write(self.match_id, index, doc)
-
-    def _events_since(self, game: Game, stream: SeatStream) -> tuple[LoggedEvent, ...]:
-        since = stream.cursor if stream.cursor_game == game.index else 0
-        stream.cursor_game, stream.cursor = game.index, len(game.events)
-        return game.events_for(stream.seat, since)
-
-    def _request(
-        self, game: Game, pending: Pending, stream: SeatStream, elapsed: int | None = None
-    ) -> bytes:
-        """The decision request for ``pending``, serialized (see :meth:`Game.request_wire`),
-        with the events since the stream's last message. ``elapsed``: the ms since it was asked,
-        if known (0 when it is asked now), else read from the clock."""
-        if elapsed is None:
-            elapsed = self._elapsed_ms(pending)
-        seat = pending.seat
-        clock = (game.clocks[seat].per_decision_ms, pending.bank_before_ms, elapsed)
-        since = stream.cursor if stream.cursor_game == game.index else 0
-        stream.cursor_game, stream.cursor = game.index, len(game.events)
-        return game.request_wire(seat, pending.number, pending.kind, clock, since)
 
     def _elapsed_ms(self, pending: Pending) -> int:
         """Whole milliseconds since ``pending`` was asked."""
         return max(0, int((self._loop.time() - pending.sent_at) * 1000))
-
-    def _pending_message(self, game: Game, pending: Pending) -> DecisionPending:
-        elapsed = self._elapsed_ms(pending)
-        clock = ClockState(
-            game.clocks[pending.seat].per_decision_ms, pending.bank_before_ms, elapsed
-        )
-        return DecisionPending(game.index, pending.seat, pending.number, pending.kind, clock)
 
     async def _decide(self, game: Game, seat: int) -> None:
         """Ask ``seat``'s decision and wait until it is settled. Answers that come in time are
@@ -527,14 +435,7 @@ class Match(Rulings):
         outcome that is not such an answer (a timeout, a crash, an invalid message)."""
         state = game.state
         if state.forfeited[seat]:
-            reason = f"seat {seat} forfeited this game; the fallback plays its turns"
-            self._apply(
-                game,
-                seat,
-                state.fallback_decision(),
-                ms=None,
-                fault={"kind": "forfeited", "reason": reason},
-            )
+            self.rulings.play_forfeited(game, seat)
             await asyncio.sleep(0)
             return
         future: asyncio.Future[Outcome | Concluded] = self._loop.create_future()
@@ -543,16 +444,16 @@ class Match(Rulings):
             outcome = await future
         except BaseException:
             game.pending = None
-            self._disarm()
+            self.timer.stop()
             raise
         if not isinstance(outcome, Concluded):
             pending = game.pending  # the last decision asked; the earlier ones are settled
             assert pending is not None and pending.future is future
-            self._conclude(game, pending, outcome)
+            self.rulings.conclude(game, pending, outcome, self._loop.time())
 
     def _ask(self, game: Game, seat: int, future: asyncio.Future[Outcome | Concluded]) -> None:
         """Number ``seat``'s decision, send the request (if the seat has a stream) and start its
-        clock; ``future`` gets the outcome."""
+        clock (the match's timer covers its deadline); ``future`` gets the outcome."""
         state = game.state
         clock = game.clocks[seat]
         self._numbers += 1
@@ -569,41 +470,13 @@ class Match(Rulings):
         )
         game.pending = pending
         if self._watchers:
-            self._publish(self._pending_message(game, pending))
+            self.spectators.publish(game.pending_message(pending, self._elapsed_ms(pending)))
         session = self.seats[seat]
         if session.crashed is not None:
             future.set_result(Crashed(session.crashed))
         elif session.stream is not None:
-            session.stream.send(self._request(game, pending, session.stream, 0))
-        if self._timer is None or self._timer_at > pending.deadline:
-            self._arm(pending.deadline)
-
-    # The clock: one timer per match, armed for the earliest deadline it may have to enforce. A
-    # decision asked while the timer is armed for an earlier instant leaves it alone: when it
-    # fires, it times the pending decision out or arms itself again for that decision's deadline.
-    # (Most decisions are answered long before their deadline: none of them costs a timer.)
-
-    def _arm(self, at: float) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer_at = at
-        self._timer = self._loop.call_at(at, self._expire)
-
-    def _disarm(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-
-    def _expire(self) -> None:
-        self._timer = None
-        game = self._game
-        pending = game.pending if game is not None else None
-        if pending is None or pending.future.done():
-            return
-        if self._loop.time() >= pending.deadline:
-            pending.future.set_result(TimedOut())
-        else:
-            self._arm(pending.deadline)
+            session.stream.send(game.request(pending, session.stream, 0))
+        self.timer.cover(pending.deadline)
 
     def _answered(self, game: Game, pending: Pending, inbound: Inbound, at: float) -> None:
         """A (well-formed or not) answer to the pending decision, received at ``at``, in time or
@@ -613,11 +486,13 @@ class Match(Rulings):
         future = pending.future
         try:
             game.pending = None
+            rulings = self.rulings
             if isinstance(inbound, Answer):
-                self._settle_answer(game, pending, inbound, at)  # (it tells the game what changed)
+                # (settle_answer tells the game what changed)
+                rulings.settle_answer(game, pending, inbound, at)
             else:
                 try:
-                    self._settle(game, pending, Answered(inbound, at))
+                    rulings.settle(game, pending, Answered(inbound, at), at)
                 finally:
                     game.changed(pending.seat)  # its clock, faults, cards
             state = game.state

@@ -1,17 +1,17 @@
 """How the referee settles a decision: the decision applied, with its public events, or a fault
 ruled and the fallback applied in its place.
 
-:class:`Rulings` is the part of :class:`~arboretum_server.match.Match` that turns the outcome of a
-pending decision (:mod:`arboretum_server.game`) into the game's next state: an answer in time that
+:class:`Rulings`, an object each :class:`~arboretum_server.match.Match` holds, turns the outcome of
+a pending decision (:mod:`arboretum_server.game`) into the game's next state: an answer in time that
 the engine accepts is applied and the bank charged beyond L; anything else is a fault (``timeout``,
-``disconnect``, ``crash``, ``malformed``, ``illegal``, ``bot_error``), told to the seat, after
-which the engine's fallback decision is applied; at its N-th fault in a game the seat forfeits.
-It also publishes the public events to the match's spectators.
+``disconnect``, ``crash``, ``malformed``, ``illegal``, ``bot_error``), told to the seat, after which
+the engine's fallback decision is applied; at its N-th fault in a game the seat forfeits. It also
+logs the public events in the game and publishes them to the match's spectators
+(:class:`~arboretum_server.watchers.Spectators`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 from arboretum import (
@@ -36,11 +36,10 @@ from .messages import (
     LoggedEvent,
     Place,
     SecondDrawSkipped,
-    WatchMessage,
 )
 from .messages import Draw as DrawEvent
 from .seats import Answer, Failure, InvalidMessage, SeatSession
-from .watchers import Watcher
+from .watchers import Spectators
 
 __all__ = ["Rulings"]
 
@@ -54,28 +53,31 @@ _PLAY = DecisionKind.PLAY
 
 
 class Rulings:
-    """The settling of a match's decisions, a base of :class:`~arboretum_server.match.Match`,
-    which sets the attributes below."""
+    """The settling of a match's decisions: what :class:`~arboretum_server.match.Match` calls
+    when a pending decision has an outcome, and to apply a decision it makes itself."""
 
-    match_id: str
-    config: MatchConfig
-    seats: list[SeatSession]
-    _watchers: set[Watcher]
-    _loop: asyncio.AbstractEventLoop
+    __slots__ = ("_publish", "_watchers", "config", "match_id", "seats")
 
-    def _publish(self, message: WatchMessage) -> None:
-        for watcher in list(self._watchers):
-            watcher.put(message)
-            if watcher.closed:
-                self._watchers.discard(watcher)
+    def __init__(
+        self,
+        match_id: str,
+        config: MatchConfig,
+        seats: list[SeatSession],
+        spectators: Spectators,
+    ) -> None:
+        self.match_id = match_id
+        self.config = config
+        self.seats = seats
+        self._watchers = spectators.watchers  # the set itself: the hot path only tests it
+        self._publish = spectators.publish
 
-    def _emit(self, game: Game, seat: int, turn_number: int, body: EventBody) -> None:
+    def emit(self, game: Game, seat: int, turn_number: int, body: EventBody) -> None:
         event = LoggedEvent(len(game.events), turn_number, seat, body)
         game.log(event)
         if self._watchers:
             self._publish(event.seen_by(None))
 
-    def _apply(
+    def apply(
         self,
         game: Game,
         seat: int,
@@ -91,30 +93,43 @@ class Rulings:
         card = game.recorder.apply(decision, ms=ms, fault=fault)
         if isinstance(decision, Draw):
             game.drew(seat, decision.source)
-            self._emit(game, seat, turn_number, DrawEvent(kind, decision.source, card))
+            self.emit(game, seat, turn_number, DrawEvent(kind, decision.source, card))
             if kind is _FIRST_DRAW and state.decision_kind is _PLAY:
-                self._emit(game, seat, turn_number, SecondDrawSkipped())
+                self.emit(game, seat, turn_number, SecondDrawSkipped())
         else:
             game.placed(seat, decision.card, decision.cell)
-            self._emit(game, seat, turn_number, Place(decision.card, decision.cell))
+            self.emit(game, seat, turn_number, Place(decision.card, decision.cell))
             if decision.discard is not None:
-                self._emit(game, seat, turn_number, Discard(decision.discard))
+                self.emit(game, seat, turn_number, Discard(decision.discard))
 
-    def _conclude(self, game: Game, pending: Pending, outcome: Outcome) -> None:
-        """Settle the pending decision with ``outcome``."""
+    def play_forfeited(self, game: Game, seat: int) -> None:
+        """Play a forfeited seat's turn: the fallback decision, recorded as ``forfeited``."""
+        reason = f"seat {seat} forfeited this game; the fallback plays its turns"
+        self.apply(
+            game,
+            seat,
+            game.state.fallback_decision(),
+            ms=None,
+            fault={"kind": "forfeited", "reason": reason},
+        )
+
+    def conclude(self, game: Game, pending: Pending, outcome: Outcome, now: float) -> None:
+        """Settle the pending decision with ``outcome``, at ``now`` on the loop's clock."""
         game.pending = None
         try:
-            self._settle(game, pending, outcome)
+            self.settle(game, pending, outcome, now)
         finally:
             game.changed(pending.seat)  # its clock, faults, cards
 
-    def _settle(self, game: Game, pending: Pending, outcome: Outcome) -> None:
+    def settle(self, game: Game, pending: Pending, outcome: Outcome, now: float) -> None:
+        """Settle the pending decision with an outcome that is not a well-formed answer (the
+        caller tells the game what changed); ``now``: the loop's clock, for a crash."""
         seat = pending.seat
         clock = game.clocks[seat]
         budget = pending.budget_ms
         tc = self.config.time_control
         if isinstance(outcome, Crashed):
-            elapsed = (self._loop.time() - pending.sent_at) * 1000
+            elapsed = (now - pending.sent_at) * 1000
             clock.charge(elapsed)
             self._fault(game, pending, FaultKind.CRASH, outcome.reason, elapsed)
             return
@@ -152,7 +167,7 @@ class Rulings:
             return
         self._fault(game, pending, FaultKind.MALFORMED, inbound.reason, elapsed)
 
-    def _settle_answer(self, game: Game, pending: Pending, inbound: Answer, at: float) -> None:
+    def settle_answer(self, game: Game, pending: Pending, inbound: Answer, at: float) -> None:
         """Settle the pending decision with a well-formed answer received at ``at``."""
         elapsed = (at - pending.sent_at) * 1000
         clock = game.clocks[pending.seat]
@@ -184,7 +199,7 @@ class Rulings:
             self._fault(game, pending, FaultKind.MALFORMED, reason, elapsed)
             return
         try:
-            self._apply(game, pending.seat, decision, ms=elapsed)
+            self.apply(game, pending.seat, decision, ms=elapsed)
         except IllegalDecisionError as exc:
             self._fault(game, pending, FaultKind.ILLEGAL, str(exc), elapsed)
         except NotationError as exc:
@@ -210,9 +225,9 @@ class Rulings:
             reason,
         )
         turn_number = state.turn + 1
-        self._emit(game, seat, turn_number, Fault(kind, pending.kind, pending.number, faults))
+        self.emit(game, seat, turn_number, Fault(kind, pending.kind, pending.number, faults))
         fallback = state.fallback_decision()
-        self._apply(
+        self.apply(
             game, seat, fallback, ms=elapsed_ms, fault={"kind": kind.value, "reason": reason}
         )
         session = self.seats[seat]
@@ -237,5 +252,5 @@ class Rulings:
                 seat, f"{plural(faults, 'fault')} in this game (last: {kind.value})"
             )
             game.changed()
-            self._emit(game, seat, turn_number, Forfeit(faults))
+            self.emit(game, seat, turn_number, Forfeit(faults))
             log.info("match %s seat %d: forfeits game %d", self.match_id, seat, game.index)

@@ -1,4 +1,5 @@
-"""Seats: their secret tokens, their live stream (at most one), and what a stream sends in.
+"""Seats: their secret tokens, their live stream (at most one), and what a stream sends in;
+:class:`Seating`, a match's seats: who has arrived, who crashed, whose bot is restarting.
 
 A :class:`SeatStream` is one open ``Play`` call seen from the match: an outbox of messages (the
 service layer writes them to the wire in order) and a cursor into the game's event log, so that
@@ -10,6 +11,7 @@ sends is taken as that seat's.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import secrets
@@ -29,6 +31,7 @@ __all__ = [
     "Outbox",
     "SeatSession",
     "SeatStream",
+    "Seating",
     "StreamEnd",
     "new_token",
     "token_key",
@@ -210,3 +213,71 @@ class SeatSession:
     @property
     def connected(self) -> bool:
         return self.stream is not None
+
+
+class Seating:
+    """The seats of one match (``sessions``, by seat): their streams attached and detached,
+    their arrival before the first game, and crashes reported by the runner that launched a
+    bot's process."""
+
+    __slots__ = ("_restarting", "arrived", "sessions")
+
+    def __init__(self, names: tuple[str, ...], tokens: list[str]) -> None:
+        self.sessions = [SeatSession(i, names[i], tokens[i]) for i in range(len(names))]
+        self.arrived = asyncio.Event()
+        """Set once every seat has connected or has been reported crashed."""
+        self._restarting: set[int] = set()
+        """Crashed seats whose runner is starting a fresh process: crashed until the next game."""
+
+    def attach(self, seat: int) -> tuple[SeatStream, bool]:
+        """A new stream for ``seat`` (which has none) and whether the seat had one before."""
+        session = self.sessions[seat]
+        stream = SeatStream(seat)
+        resumed = session.ever_connected
+        session.stream = stream
+        session.ever_connected = True
+        session.crashed = None
+        self._check_arrived()
+        return stream, resumed
+
+    def detach(self, seat: int, stream: SeatStream, reason: str) -> bool:
+        """``stream`` ended; whether it was the seat's live stream (then the seat has none)."""
+        stream.closed = True
+        session = self.sessions[seat]
+        if session.stream is not stream:
+            return False
+        session.stream = None
+        session.last_disconnect = reason
+        return True
+
+    def crash(self, seat: int, reason: str) -> str:
+        """The seat's bot process exited: the reason its decisions now fault with."""
+        session = self.sessions[seat]
+        session.crashed = reason or "the bot process exited"
+        self._check_arrived()
+        return session.crashed
+
+    def restart(self, seat: int) -> bool:
+        """The runner is starting a fresh process for ``seat``: whether the seat had crashed (it
+        then stays crashed until :meth:`next_game`)."""
+        if self.sessions[seat].crashed is None:
+            return False
+        self._restarting.add(seat)
+        return True
+
+    def next_game(self) -> None:
+        """A game starts: a seat whose process was restarted is no longer crashed."""
+        for seat in self._restarting:
+            self.sessions[seat].crashed = None
+        self._restarting.clear()
+
+    async def wait(self, timeout_s: float) -> list[int]:
+        """Wait until every seat has arrived, at most ``timeout_s``; the seats still absent."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout_s):
+                await self.arrived.wait()
+        return [s.seat for s in self.sessions if not s.connected]
+
+    def _check_arrived(self) -> None:
+        if all(s.ever_connected or s.crashed is not None for s in self.sessions):
+            self.arrived.set()

@@ -60,9 +60,9 @@ def _play(seed: int) -> int:
             game.faults[seat] += 1
             game.changed(seat)
             fault = Fault(rng.choice(list(FaultKind)), kind, number, game.faults[seat])
-            match._emit(game, seat, state.turn + 1, fault)
+            match.rulings.emit(game, seat, state.turn + 1, fault)
         if rng.random() < 0.01:
-            match._emit(game, seat, state.turn + 1, Forfeit(rng.randrange(1, 4)))
+            match.rulings.emit(game, seat, state.turn + 1, Forfeit(rng.randrange(1, 4)))
         if rng.random() < 0.3:
             game.clocks[seat].bank_left_ms = rng.choice([0, 5, 200, 10**6])
             game.changed(seat)
@@ -92,7 +92,7 @@ def _play(seed: int) -> int:
         assert game.board() == cached
         assert game.request_wire(seat, number, kind, triple, since) == encoded  # from scratch
         checked += 1
-        match._apply(game, seat, random_decision(state.view(seat), rng), ms=None)
+        match.rulings.apply(game, seat, random_decision(state.view(seat), rng), ms=None)
     return checked
 
 
@@ -181,7 +181,7 @@ def test_answers_decode_like_protobuf(seed: int) -> None:
             assert failure.message.isprintable() and "\n" not in failure.message
             for variant in _mangled(data, rng):
                 same(variant)
-            match._apply(game, seat, options[0], ms=None)
+            match.rulings.apply(game, seat, options[0], ms=None)
         return fast
 
     assert asyncio.run(main()) > 200
