@@ -394,3 +394,24 @@ def test_me(client: Any, demo: DemoData) -> None:
 
 def test_unknown_api_path_is_json_404(client: Any) -> None:
     _err(client.get("/api/v1/nothing/here"), 404)
+
+
+def test_leaderboard_follows_new_results_and_fits(
+    client: Any, r: redis.Redis, demo: DemoData
+) -> None:
+    first = client.get("/api/v1/leaderboard").json()
+    assert client.get("/api/v1/leaderboard").json() == first  # nothing new: the same board
+    seats = tuple(registry.latest(r, name) for name in ("random", "sapling"))
+    result = store.MatchResult(
+        "extra", "demo", seats, (store.GameOutcome((2, 1), (3, 30), (0, 0)),)
+    )
+    ratings.record_result(r, result)
+    stale = client.get("/api/v1/leaderboard").json()
+    assert stale["results"] == first["results"] + 1
+    assert stale["fitted_results"] in (first["results"], first["results"] + 1)
+    client.app.state.settings.fits.wait()
+    fresh = client.get("/api/v1/leaderboard").json()
+    assert fresh["results"] == fresh["fitted_results"] == first["results"] + 1
+    fitted = {f.version: f for f in fit.fit_ratings(ratings.results_in_order(r, "demo"))}
+    for row in fresh["rows"]:
+        assert row["fitted_rating"] == pytest.approx(fitted[row["version"]].elo)

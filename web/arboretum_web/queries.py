@@ -93,6 +93,29 @@ class FitCache:
         self._lock = threading.Lock()
         self._fits: dict[str, tuple[int, dict[str, FitRow]]] = {}
         self._refreshing: set[str] = set()
+        self._boards: dict[tuple[str, bool], tuple[tuple[int, int], Leaderboard]] = {}
+
+    @staticmethod
+    def stamp(r: Any, league: str) -> tuple[int, int]:
+        """(results recorded, results the stored fit covers): the board changes only with them."""
+        pipe = r.pipeline(transaction=False)
+        pipe.get(store.Keys.elo_seq(league))
+        pipe.hget(store.Keys.elo_fit(league), "seq")
+        results, fitted = pipe.execute()
+        return int(results or 0), int(fitted or 0)
+
+    def remembered(
+        self, league: str, all_versions: bool, stamp: tuple[int, int]
+    ) -> Leaderboard | None:
+        """The board shown last for this stamp, or None."""
+        with self._lock:
+            known = self._boards.get((league, all_versions))
+        return known[1] if known is not None and known[0] == stamp else None
+
+    def remember(self, board_: Leaderboard, all_versions: bool) -> None:
+        with self._lock:
+            key = (board_.league, all_versions)
+            self._boards[key] = ((board_.results, board_.fitted), board_)
 
     def _refresh(self, r: Any, league: str) -> None:
         try:
@@ -230,7 +253,15 @@ def leaderboard_of(
 ) -> Leaderboard:
     """The league's board (``arboretum_worker.board``, as ``arena leaderboard``): ranked by the
     lower end of the fitted rating's 95% interval, each bot by its best established version
-    (every version that played with ``all_versions``), the live rating and Elo beside it."""
+    (every version that played with ``all_versions``), the live rating and Elo beside it.
+
+    The board changes only when a result is recorded or a fit stored, so the one shown last is
+    shown again while neither happened (one round trip to know)."""
+    stamp = fits.stamp(r, league)
+    known = fits.remembered(league, all_versions, stamp)
+    if known is not None:
+        fits.keep_fresh(r, league, *stamp)
+        return known
     found = fits.board(r, league, all_versions=all_versions)
     rows = [
         LeaderboardRow(
@@ -254,7 +285,9 @@ def leaderboard_of(
         )
         for row in found.rows
     ]
-    return Leaderboard(found.league, found.results, found.fitted, rows)
+    made = Leaderboard(found.league, found.results, found.fitted, rows)
+    fits.remember(made, all_versions)
+    return made
 
 
 def leaderboard(

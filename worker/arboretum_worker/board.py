@@ -105,9 +105,9 @@ def refresh_fit(r: redis.Redis, league: str) -> StoredFit:
     return StoredFit(seq, fitted)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class BoardRow:
-    """One version on the board."""
+    """One version on the board (:func:`board_rows` sets ``rank``, ``latest`` and ``counted``)."""
 
     rank: int
     """Its place in the rows listed (1 best)."""
@@ -153,24 +153,26 @@ class Board:
 
 
 def board_rows(rows: Iterable[BoardRow], *, all_versions: bool = False) -> list[BoardRow]:
-    """Mark each bot's row (``counted``, module doc), order by the conservative value (ties by
-    version id) and number them; without ``all_versions`` only the bots' rows."""
+    """Mark each bot's newest version that played (``latest``) and its row (``counted``, module
+    doc), order by the conservative value (ties by version id) and number them (``rank``); without
+    ``all_versions`` only the bots' rows. The rows are marked in place."""
     by_bot: dict[str, list[BoardRow]] = {}
     for row in rows:
         by_bot.setdefault(row.bot, []).append(row)
-    counted: set[str] = set()
     marked: list[BoardRow] = []
     for versions in by_bot.values():
         versions.sort(key=lambda row: (row.version_index, row.version))
         holder = _holder(versions)
-        counted.add(holder.version)
-        newest = versions[-1].version
-        marked += [_with(row, latest=row.version == newest) for row in versions]
+        for row in versions:
+            row.counted = row is holder
+            row.latest = False
+        versions[-1].latest = True
+        marked += versions
     marked.sort(key=lambda row: (-row.conservative, row.version))
-    shown = [row for row in marked if all_versions or row.version in counted]
-    return [
-        _with(row, rank=rank, counted=row.version in counted) for rank, row in enumerate(shown, 1)
-    ]
+    shown = [row for row in marked if all_versions or row.counted]
+    for rank, row in enumerate(shown, 1):
+        row.rank = rank
+    return shown
 
 
 def _holder(versions: Sequence[BoardRow]) -> BoardRow:
@@ -182,12 +184,6 @@ def _holder(versions: Sequence[BoardRow]) -> BoardRow:
         if holder is None or (holder.fit is not None and row.fit.lower > holder.fit.upper):
             holder = row
     return holder if holder is not None else versions[-1]
-
-
-def _with(row: BoardRow, **changes: Any) -> BoardRow:
-    from dataclasses import replace
-
-    return replace(row, **changes)
 
 
 def read_board(r: redis.Redis, league: str, *, all_versions: bool = False) -> Board:

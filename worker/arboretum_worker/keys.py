@@ -68,6 +68,8 @@ from typing import ClassVar
 __all__ = ["Keys", "LeagueStatus", "MatchStatus", "StoreError", "validate_name"]
 
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+_BAD_ID = re.compile(r"[:\s]")
+"""What an id may not hold: a colon, or a character that ``str.isspace`` calls space."""
 
 
 class StoreError(ValueError):
@@ -106,7 +108,7 @@ class Keys:
     @staticmethod
     def key_for(namespace: str, id: str) -> str:
         """``namespace + id``, refusing ids that could collide with another key."""
-        if not id or ":" in id or any(c.isspace() for c in id):
+        if not id or _BAD_ID.search(id):
             raise StoreError(f"invalid id {id!r} for a key under {namespace!r}")
         return namespace + id
 
