@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from . import argtypes
+from .info import DEFAULT_BANK_MS, DEFAULT_FAULTS_TO_FORFEIT, DEFAULT_PER_DECISION_MS
 
 __all__ = [
     "EXIT_FAILURE",
@@ -127,11 +128,6 @@ def add_players(parser: argparse.ArgumentParser, *, required: bool = False) -> N
         metavar="P",
         help="seats per game: 2, 3 or 4" + ("" if required else " (default 2)"),
     )
-
-
-DEFAULT_PER_DECISION_MS = 1000
-DEFAULT_BANK_MS = 10_000
-DEFAULT_FAULTS_TO_FORFEIT = 3
 
 
 def add_time_control(parser: argparse.ArgumentParser, *, faults: bool = True) -> None:

@@ -14,6 +14,9 @@ from enum import StrEnum
 from arboretum import Decision, DecisionKind, Event, GameResult, SeatView, Species
 
 __all__ = [
+    "DEFAULT_BANK_MS",
+    "DEFAULT_FAULTS_TO_FORFEIT",
+    "DEFAULT_PER_DECISION_MS",
     "Clock",
     "FaultKind",
     "FaultNotice",
@@ -47,19 +50,33 @@ class MatchStatus(StrEnum):
     FAILED = "failed"
 
 
+DEFAULT_PER_DECISION_MS = 1000
+"""The free time per decision (L) wherever a match's clock is not given (docs/protocol.md)."""
+DEFAULT_BANK_MS = 10_000
+"""The bank per seat per game (B) wherever a match's clock is not given."""
+DEFAULT_FAULTS_TO_FORFEIT = 3
+"""The faults in a game that forfeit it wherever a match's fault policy is not given."""
+
+
 @dataclass(frozen=True, slots=True)
 class TimeControl:
-    """A match's clock: ``per_decision_ms`` free per decision, then the per-game ``bank_ms``."""
+    """A match's clock: ``per_decision_ms`` free per decision, then the per-game ``bank_ms``.
 
-    per_decision_ms: int = 1000
-    bank_ms: int = 10000
+    The one definition: the referee, ``arena play``, ``arena sprt``, the league's settings and the
+    web all use it and its defaults."""
+
+    per_decision_ms: int = DEFAULT_PER_DECISION_MS
+    """Time a seat may use per decision before its bank is drawn on."""
+    bank_ms: int = DEFAULT_BANK_MS
+    """Extra time for the whole game, drawn on when a decision takes longer."""
 
 
 @dataclass(frozen=True, slots=True)
 class FaultPolicy:
-    """A seat forfeits the current game at its ``faults_to_forfeit``-th fault in that game."""
+    """A seat forfeits the current game at its ``faults_to_forfeit``-th fault in that game
+    (timeouts, illegal or malformed decisions, ...)."""
 
-    faults_to_forfeit: int = 3
+    faults_to_forfeit: int = DEFAULT_FAULTS_TO_FORFEIT
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,10 +36,12 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
+
+from arboretum_sdk.info import DEFAULT_BANK_MS, DEFAULT_FAULTS_TO_FORFEIT, DEFAULT_PER_DECISION_MS
 
 from .errors import SettingsError
 
@@ -70,9 +72,9 @@ class Settings:
     admin_token: str | None = field(default=None, repr=False)
     admin_token_file: Path | None = None
     replay_dir: Path | None = None
-    per_decision_ms: int = 1000
-    bank_ms: int = 10000
-    faults_to_forfeit: int = 3
+    per_decision_ms: int = DEFAULT_PER_DECISION_MS
+    bank_ms: int = DEFAULT_BANK_MS
+    faults_to_forfeit: int = DEFAULT_FAULTS_TO_FORFEIT
     start_timeout_ms: int = 60000
     max_matches: int = 256
     max_games: int = 1000
@@ -109,9 +111,6 @@ class Settings:
             value = getattr(self, name)
             if not isinstance(value, int | float) or value <= 0:
                 raise SettingsError(f"{name} must be a number > 0, got {value!r}")
-
-    def with_changes(self, **changes: Any) -> Settings:
-        return replace(self, **changes)
 
 
 def check_address(address: str) -> None:
@@ -220,9 +219,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     positive, non_negative = argtypes.positive, argtypes.non_negative
     for flag, kind, text in (
-        ("--per-decision-ms", positive, "default free time per decision, L (default 1000)"),
-        ("--bank-ms", non_negative, "default bank per seat per game, B (default 10000)"),
-        ("--faults-to-forfeit", positive, "default faults that forfeit a game (default 3)"),
+        (
+            "--per-decision-ms",
+            positive,
+            f"default free time per decision, L (default {DEFAULT_PER_DECISION_MS})",
+        ),
+        (
+            "--bank-ms",
+            non_negative,
+            f"default bank per seat per game, B (default {DEFAULT_BANK_MS})",
+        ),
+        (
+            "--faults-to-forfeit",
+            positive,
+            f"default faults that forfeit a game (default {DEFAULT_FAULTS_TO_FORFEIT})",
+        ),
         ("--start-timeout-ms", positive, "default wait for all seats to connect (default 60000)"),
         ("--max-matches", positive, "live matches at once (default 256)"),
         ("--max-games", positive, "games per match at most (default 1000)"),
@@ -238,7 +249,3 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="enable gRPC server reflection (env ARENA_REFLECTION=1)",
     )
-
-
-def flag_names() -> Sequence[str]:
-    return tuple(_ENV)

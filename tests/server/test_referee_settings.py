@@ -23,6 +23,7 @@ from referee_clients import (
 )
 
 from arboretum_proto.v1 import bot_pb2, common_pb2, match_pb2, match_pb2_grpc
+from arboretum_sdk.info import FaultPolicy, TimeControl
 from arboretum_server import RefereeThread, Settings, SettingsError, settings_from, start_referee
 from arboretum_server.config import add_arguments
 
@@ -132,5 +133,32 @@ def test_default_referee_settings(tmp_path: Path) -> None:
         ref = await referee(tmp_path)
         await ref.stop()
         await ref.stop()  # idempotent
+
+    asyncio.run(main())
+
+
+def test_a_match_without_a_clock_gets_the_sdks_defaults(tmp_path: Path) -> None:
+    """The referee's defaults are the SDK's TimeControl() and FaultPolicy(), as every other
+    entry point's (tests/league/test_defaults.py): from no environment and no flags, and in a
+    match created without a clock."""
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    settings = settings_from({}, parser.parse_args([]))
+    assert TimeControl(settings.per_decision_ms, settings.bank_ms) == TimeControl()
+    assert FaultPolicy(settings.faults_to_forfeit) == FaultPolicy()
+
+    async def main() -> None:
+        ref = await referee(tmp_path)
+        try:
+            async with grpc.aio.insecure_channel(ref.address) as channel:
+                stub = match_pb2_grpc.MatchServiceStub(channel)
+                created = await create_match(stub, 2)
+                config = (await get_match(stub, created.match_id)).config
+                assert config.HasField("time_control") and config.HasField("fault_policy")
+                clock, policy = config.time_control, config.fault_policy
+                assert TimeControl(clock.per_decision_ms, clock.bank_ms) == TimeControl()
+                assert FaultPolicy(policy.faults_to_forfeit) == FaultPolicy()
+        finally:
+            await ref.stop()
 
     asyncio.run(main())

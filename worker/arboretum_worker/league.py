@@ -18,6 +18,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from arboretum_sdk.info import DEFAULT_BANK_MS, DEFAULT_FAULTS_TO_FORFEIT, DEFAULT_PER_DECISION_MS
+
 from . import registry, store
 from .bots import (
     bot_entry,
@@ -99,9 +101,9 @@ def create_league(
     *,
     players: int,
     games_per_pairing: int | None = None,
-    per_decision_ms: int = 1000,
-    bank_ms: int = 10_000,
-    faults_to_forfeit: int = 3,
+    per_decision_ms: int = DEFAULT_PER_DECISION_MS,
+    bank_ms: int = DEFAULT_BANK_MS,
+    faults_to_forfeit: int = DEFAULT_FAULTS_TO_FORFEIT,
     seed: int | None = None,
     deals_per_series: int = DEFAULT_DEALS_PER_SERIES,
     compute: str = "fixed",

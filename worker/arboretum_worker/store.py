@@ -21,6 +21,7 @@ import redis
 
 from arboretum_sdk.bot import Compute
 from arboretum_sdk.clitools import plural
+from arboretum_sdk.info import FaultPolicy, TimeControl
 from arboretum_worker.keys import Keys, LeagueStatus, MatchStatus, StoreError, validate_name
 
 from . import indexsets
@@ -175,20 +176,6 @@ def version_names(r: redis.Redis, versions: Iterable[str]) -> dict[str, str | No
 
 
 # --------------------------------------------------------------------------- leagues
-
-
-@dataclass(frozen=True, slots=True)
-class TimeControl:
-    per_decision_ms: int = 1000
-    """Time a seat may use per decision before its bank is drawn on."""
-    bank_ms: int = 30_000
-    """Extra time for the whole game, drawn on when a decision takes longer."""
-
-
-@dataclass(frozen=True, slots=True)
-class FaultPolicy:
-    faults_to_forfeit: int = 3
-    """A seat forfeits the game at this many faults (timeouts, illegal or malformed decisions)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from arboretum_sdk.info import DEFAULT_BANK_MS, DEFAULT_FAULTS_TO_FORFEIT, DEFAULT_PER_DECISION_MS
+
 from .. import store
 from ..jobs import fetch_job
 from ..progress import LeagueError, LeagueProgress, get_league, league_progress
@@ -58,9 +60,9 @@ def create_ladder(
     *,
     depth: int = 8,
     new_games: int = 40,
-    per_decision_ms: int = 1000,
-    bank_ms: int = 10_000,
-    faults_to_forfeit: int = 3,
+    per_decision_ms: int = DEFAULT_PER_DECISION_MS,
+    bank_ms: int = DEFAULT_BANK_MS,
+    faults_to_forfeit: int = DEFAULT_FAULTS_TO_FORFEIT,
     seed: int | None = None,
     deals_per_series: int = DEALS_PER_UNIT,
     compute: str = "fixed",

@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from arboretum_sdk.info import DEFAULT_BANK_MS, DEFAULT_FAULTS_TO_FORFEIT, DEFAULT_PER_DECISION_MS
+
 from .. import store
 from ..settings import WorkerSettings, job_timeout
 from .stats import SprtSettings, SprtState, Verdict
@@ -150,9 +152,9 @@ def create_test(
     seed: int | None = None,
     batch: int = 8,
     window: int = 4,
-    per_decision_ms: int = 1000,
-    bank_ms: int = 10_000,
-    faults_to_forfeit: int = 3,
+    per_decision_ms: int = DEFAULT_PER_DECISION_MS,
+    bank_ms: int = DEFAULT_BANK_MS,
+    faults_to_forfeit: int = DEFAULT_FAULTS_TO_FORFEIT,
 ) -> LeagueTest:
     """Store a test of versions ``new`` against ``old`` (names, ``NAME@PREFIX`` or ids) and
     enqueue its first ``window`` batches. Raises :class:`~arboretum_worker.league.LeagueError`
