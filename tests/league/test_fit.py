@@ -315,6 +315,20 @@ def test_the_fit_converges_at_any_scale(players: int, scale: float) -> None:
     assert _decrement(heavy, scaled, 2.0 * scale) < 1e-10
 
 
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("far", [5.0, 50.0, 1000.0])
+def test_a_fit_started_far_away_finds_the_same_maximum(far: float) -> None:
+    """From strengths far out (every probability 0 or 1 there, the information singular in
+    floating point) the fit reaches the maximum it reaches from zero: a ridge makes the first
+    steps, and the line search keeps each one uphill."""
+    rankings = Rankings().extend(planted_games(spread(6, 80.0), 3, 600, seed=3))
+    base = fit(rankings)
+    t = np.array([far, -far] * 3)
+    again = fit(rankings, start=Fit(rankings, t, np.zeros((6, 6)), t, 0))
+    assert np.abs(again.strengths - base.strengths).max() < 1e-9
+    assert again.covariance == pytest.approx(base.covariance, rel=1e-6)
+
+
 def _league_of_20(
     players: int, games: int, seed: int
 ) -> list[tuple[tuple[str, ...], tuple[int, ...]]]:

@@ -69,15 +69,16 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.linalg import LinAlgError, solve
+from scipy.linalg import LinAlgError, LinAlgWarning, solve
 from scipy.sparse import coo_array
 from scipy.sparse.csgraph import connected_components
-from scipy.special import log_expit
+from scipy.special import expit, log_expit
 from threadpoolctl import ThreadpoolController
 
 from arboretum_worker.store import MatchResult
@@ -369,7 +370,7 @@ class Rankings:
         info[np.diag_indices(n)] += between.sum(axis=1)
         if prior:
             half = prior / 2.0
-            s = 1.0 / (1.0 + np.exp(-t))
+            s = expit(t)
             value += float(half * (log_expit(t) + log_expit(-t)).sum())
             grad += half - prior * s
             info[np.diag_indices(n)] += prior * s * (1.0 - s)
@@ -538,28 +539,32 @@ def _fit(rankings: Rankings, prior: float, start: Fit | None) -> Fit:
         known = min(n, len(start.maximum))
         t[:known] = start.maximum[:known]
     steps = 0
+    value, grad, info = rankings.log_posterior(t, prior)
     while True:
-        value, grad, info = rankings.log_posterior(t, prior)
-        try:
-            step = solve(info, grad, assume_a="pos", check_finite=True)
-        except (LinAlgError, ValueError):
-            raise FitError("the fit did not converge: the information is singular") from None
+        step = _newton_step(info, grad)
         decrement = float(grad @ step)
         if not math.isfinite(decrement):
             raise FitError("the fit did not converge: the posterior is not finite")
-        if decrement > PURE_NEWTON:
-            scale = 1.0
+        if decrement < DECREMENT_TOLERANCE:
+            t = t + step
+            steps += 1
+            break
+        if steps >= MAX_STEPS:
+            raise FitError(f"the fit did not converge in {MAX_STEPS} Newton steps")
+        # The whole step first: the next step needs the gradient and Hessian there anyway.
+        ahead = t + step
+        evaluated = rankings.log_posterior(ahead, prior)
+        if decrement > PURE_NEWTON and not evaluated[0] >= value + 0.25 * decrement:
+            scale = 0.5
             while not rankings.value(t + scale * step, prior) >= value + 0.25 * scale * decrement:
                 scale /= 2.0
                 if scale < 1e-12:
                     raise FitError("the fit did not converge: no step raises the posterior")
-            step = scale * step
-        t = t + step
+            ahead = t + scale * step
+            evaluated = rankings.log_posterior(ahead, prior)
+        t = ahead
+        value, grad, info = evaluated
         steps += 1
-        if decrement < DECREMENT_TOLERANCE:
-            break
-        if steps >= MAX_STEPS:
-            raise FitError(f"the fit did not converge in {MAX_STEPS} Newton steps")
     cov = np.linalg.inv(info)
     centre = np.eye(n) - 1.0 / n  # t - mean t = centre @ t
     return Fit(
@@ -570,6 +575,23 @@ def _fit(rankings: Rankings, prior: float, start: Fit | None) -> Fit:
         iterations=steps,
         unbounded=unbounded(rankings),
     )
+
+
+def _newton_step(info: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    """The solution of ``info @ step = grad``. Far from the maximum (strengths so far out that
+    every probability is 0 or 1) the information can be singular in floating point: then a ridge
+    is added, growing until it is not, which makes the step one between Newton's and the
+    gradient's (the line search takes it from there)."""
+    ridge = 0.0
+    size = float(np.abs(np.diag(info)).max()) or 1.0
+    for _ in range(20):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", LinAlgWarning)
+                return solve(info + ridge * np.eye(len(info)), grad, assume_a="pos")
+        except (LinAlgError, LinAlgWarning, ValueError):
+            ridge = size * 1e-12 if ridge == 0.0 else ridge * 10.0
+    raise FitError("the fit did not converge: the information is singular")
 
 
 def fit_ratings(
