@@ -171,3 +171,26 @@ def test_reading_the_board_takes_three_round_trips_whatever_its_size(
     finally:
         counting.close()
     assert len(found.rows) == len(vids) and found.fresh
+
+
+def test_a_pair_left_out_of_the_fit_is_left_out_of_the_board(r: redis.Redis) -> None:
+    from arboretum_worker.audit import exclusions
+
+    a, b, c = _version(r, "a"), _version(r, "b"), _version(r, "c")
+    _play(r, a, b, 20, 0)  # a thrown pair: b lost everything to a
+    _play(r, a, c, 10, 10)
+    _play(r, b, c, 10, 10)
+    first = board.leaderboard(r, LEAGUE)
+    assert first.fresh
+    exclusions.exclude(r, LEAGUE, a, b, by="operator")
+    stale = board.read_board(r, LEAGUE)
+    assert not stale.current and not stale.fresh and stale.fitted == stale.results
+    fresh = board.leaderboard(r, LEAGUE)
+    assert fresh.fresh and fresh.current
+    without = [res for res in ratings.results_in_order(r, LEAGUE) if set(res.seats) != {a, b}]
+    assert len(without) == 2
+    expected = {f.version: f for f in fit.fit_ratings(without)}
+    assert {row.version: row.fit for row in fresh.rows} == expected
+    exclusions.include(r, LEAGUE, a, b)
+    assert not board.read_board(r, LEAGUE).fresh
+    assert {row.version: row.fit for row in board.leaderboard(r, LEAGUE).rows} == _fitted(r)

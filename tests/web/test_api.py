@@ -415,3 +415,22 @@ def test_leaderboard_follows_new_results_and_fits(
     fitted = {f.version: f for f in fit.fit_ratings(ratings.results_in_order(r, "demo"))}
     for row in fresh["rows"]:
         assert row["fitted_rating"] == pytest.approx(fitted[row["version"]].elo)
+
+
+def test_leaderboard_leaves_out_the_pairs_an_operator_excludes(
+    client: Any, r: redis.Redis, demo: DemoData
+) -> None:
+    from arboretum_worker.audit import exclusions
+
+    client.get("/api/v1/leaderboard")
+    a, b = (registry.latest(r, name) for name in ("random", "sapling"))
+    assert a is not None and b is not None
+    exclusions.exclude(r, "demo", a, b, by="operator")
+    client.get("/api/v1/leaderboard")  # the stored fit is stale: the app makes the new one
+    client.app.state.settings.fits.wait()
+    rows = client.get("/api/v1/leaderboard?all_versions=1").json()["rows"]
+    kept = [res for res in ratings.results_in_order(r, "demo") if not {a, b} <= set(res.seats)]
+    fitted = {f.version: f for f in fit.fit_ratings(kept)}
+    assert len(kept) < len(ratings.results_in_order(r, "demo"))
+    for row in rows:
+        assert row["fitted_rating"] == pytest.approx(fitted[row["version"]].elo)

@@ -8,6 +8,7 @@ made again only when the league's result sequence number passes it (:class:`FitC
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -97,11 +98,17 @@ class FitCache:
 
     @staticmethod
     def stamp(r: Any, league: str) -> tuple[int, int]:
-        """(results recorded, results the stored fit covers): the board changes only with them."""
+        """(results recorded, results the stored fit covers): the board changes only with them.
+        A fit that left out other pairs than the ones excluded now covers -1."""
         pipe = r.pipeline(transaction=False)
         pipe.get(store.Keys.elo_seq(league))
-        pipe.hget(store.Keys.elo_fit(league), "seq")
-        results, fitted = pipe.execute()
+        pipe.hmget(store.Keys.elo_fit(league), ["seq", "excluded"])
+        pipe.hkeys(store.Keys.league_excluded(league))
+        results, (fitted, left_out), pairs = pipe.execute()
+        if fitted is not None and store.as_text(left_out or b"[]") != json.dumps(
+            sorted(store.as_text(p) for p in pairs)
+        ):
+            return int(results or 0), -1
         return int(results or 0), int(fitted or 0)
 
     def remembered(
@@ -112,10 +119,9 @@ class FitCache:
             known = self._boards.get((league, all_versions))
         return known[1] if known is not None and known[0] == stamp else None
 
-    def remember(self, board_: Leaderboard, all_versions: bool) -> None:
+    def remember(self, board_: Leaderboard, all_versions: bool, stamp: tuple[int, int]) -> None:
         with self._lock:
-            key = (board_.league, all_versions)
-            self._boards[key] = ((board_.results, board_.fitted), board_)
+            self._boards[board_.league, all_versions] = (stamp, board_)
 
     def _refresh(self, r: Any, league: str) -> None:
         try:
@@ -146,7 +152,8 @@ class FitCache:
     def board(self, r: Any, league: str, *, all_versions: bool = False) -> board.Board:
         """The league's board (``board.read_board``), its fit kept fresh as above."""
         found = board.read_board(r, league, all_versions=all_versions)
-        if self.keep_fresh(r, league, found.results, found.fitted):
+        fitted = found.fitted if found.current else -1
+        if self.keep_fresh(r, league, found.results, fitted):
             found = board.read_board(r, league, all_versions=all_versions)
         return found
 
@@ -286,7 +293,7 @@ def leaderboard_of(
         for row in found.rows
     ]
     made = Leaderboard(found.league, found.results, found.fitted, rows)
-    fits.remember(made, all_versions)
+    fits.remember(made, all_versions, (found.results, found.fitted if found.current else -1))
     return made
 
 

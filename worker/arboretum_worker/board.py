@@ -66,13 +66,21 @@ class StoredFit:
     ratings: dict[str, FitRating] = field(default_factory=dict)
 
 
-# KEYS: the fit's hash. ARGV: seq, rows JSON. Stores only a fit of more results than the stored.
+# KEYS: the fit's hash. ARGV: seq, rows JSON, the excluded pairs it left out (JSON). Stores a fit
+# of more results than the stored one, or of as many that leaves out other pairs.
 _STORE_FIT = """
 local have = tonumber(redis.call('HGET', KEYS[1], 'seq') or '-1')
-if have >= tonumber(ARGV[1]) then return 0 end
-redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'rows', ARGV[2])
+local seq = tonumber(ARGV[1])
+if have > seq then return 0 end
+if have == seq and redis.call('HGET', KEYS[1], 'excluded') == ARGV[3] then return 0 end
+redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'rows', ARGV[2], 'excluded', ARGV[3])
 return 1
 """
+
+
+def _pairs(fields: Iterable[Any]) -> str:
+    """The excluded pairs (``Keys.league_excluded``'s fields) as one text, to compare."""
+    return json.dumps(sorted(as_text(f) for f in fields))
 
 
 def _decode_fit(seq: Any, rows: Any) -> StoredFit | None:
@@ -94,14 +102,18 @@ def stored_fit(r: redis.Redis, league: str) -> StoredFit | None:
 
 
 def refresh_fit(r: redis.Redis, league: str) -> StoredFit:
-    """Fit every result of the league now and store the fit (unless a fit of as many results was
-    stored meanwhile); returns the fit made."""
+    """Fit every result of the league now, without the games of the pairs an operator left out
+    (``audit.exclusions``), and store the fit (unless a fit of as many results and the same
+    exclusions was stored meanwhile); returns the fit made."""
+    from arboretum_worker.audit import exclusions
+
     raw = r.get(Keys.elo_seq(league))
     seq = int(raw) if raw is not None else 0
-    results = ratings.results_in_order(r, league)
+    results, left_out = exclusions.results_for_fit(r, league)
     fitted = {f.version: f for f in fit_ratings(results)} if results else {}
     rows = {f.version: [f.elo, f.lower, f.upper, f.stderr, f.games] for f in fitted.values()}
-    r.register_script(_STORE_FIT)(keys=[Keys.elo_fit(league)], args=[seq, json.dumps(rows)])
+    pairs = _pairs(f"{e.a}/{e.b}" for e in left_out)
+    r.register_script(_STORE_FIT)(keys=[Keys.elo_fit(league)], args=[seq, json.dumps(rows), pairs])
     return StoredFit(seq, fitted)
 
 
@@ -145,11 +157,13 @@ class Board:
     fitted: int
     """The sequence number the stored fit covers (0: no fit stored)."""
     rows: list[BoardRow]
+    current: bool = True
+    """The stored fit left out exactly the pairs an operator excludes now."""
 
     @property
     def fresh(self) -> bool:
-        """The fit covers every recorded result."""
-        return self.fitted == self.results
+        """The fit covers every recorded result, and leaves out the pairs excluded now."""
+        return self.fitted == self.results and self.current
 
 
 def board_rows(rows: Iterable[BoardRow], *, all_versions: bool = False) -> list[BoardRow]:
@@ -191,11 +205,13 @@ def read_board(r: redis.Redis, league: str, *, all_versions: bool = False) -> Bo
     ratings and fit; each version's stats and bot; each bot's versions."""
     pipe = r.pipeline(transaction=False)
     pipe.get(Keys.elo_seq(league))
-    pipe.hmget(Keys.elo_fit(league), ["seq", "rows"])
+    pipe.hmget(Keys.elo_fit(league), ["seq", "rows", "excluded"])
+    pipe.hkeys(Keys.league_excluded(league))
     pipe.hgetall(Keys.elo_live(league))
     pipe.hgetall(Keys.elo_ratings(league))
-    raw_seq, (fit_seq, fit_rows), raw_live, raw_elo = pipe.execute()
+    raw_seq, (fit_seq, fit_rows, fit_pairs), pairs, raw_live, raw_elo = pipe.execute()
     fit = _decode_fit(fit_seq, fit_rows) or StoredFit(0)
+    current = fit_seq is None or as_text(fit_pairs or b"[]") == _pairs(pairs)
     live = centred({as_text(k): Skill.from_text(v) for k, v in raw_live.items()})
     elo = {as_text(k): float(v) for k, v in raw_elo.items()}
     vids = sorted(live)
@@ -241,6 +257,7 @@ def read_board(r: redis.Redis, league: str, *, all_versions: bool = False) -> Bo
         int(raw_seq) if raw_seq is not None else 0,
         fit.seq,
         board_rows(rows, all_versions=all_versions),
+        current,
     )
 
 
