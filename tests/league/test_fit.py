@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 
@@ -24,6 +25,7 @@ from arboretum_worker.fit import (
     fit_ratings,
     head_to_head,
     orderings,
+    unbounded,
 )
 from arboretum_worker.rating_report import prior_note
 from arboretum_worker.report import version_label
@@ -361,6 +363,18 @@ def test_large_leagues_converge(players: int, games: int, seed: int) -> None:
 
 
 # ------------------------------------------------------------------ what arena ratings says
+
+
+def test_what_the_prior_decides_in_a_league_of_thousands() -> None:
+    """2,100 versions (past the size where the edges are counted in an n x n array): a cycle of
+    wins bounds every rating; the same games without the last one leave the first version
+    never ranked below anyone and the last never above."""
+    names = [f"v{i:04d}" for i in range(2100)]
+    chain = [((a, b), (1, 2)) for a, b in itertools.pairwise(names)]
+    assert unbounded(Rankings().extend([*chain, ((names[-1], names[0]), (1, 2))])) == Unbounded()
+    assert unbounded(Rankings().extend(chain)) == Unbounded(
+        never_below=((names[0],),), never_above=((names[-1],),)
+    )
 
 
 def test_arena_ratings_says_what_the_prior_holds(

@@ -440,7 +440,12 @@ def unbounded(rankings: Rankings) -> Unbounded:
             below.append(orders[:, k + 1])
     if n < 2 or not above:
         return Unbounded()
-    rows, cols = np.concatenate(above), np.concatenate(below)
+    keys = np.concatenate(above) * n + np.concatenate(below)
+    if n * n <= 1 << 22:  # each edge once: by counting when the matrix is small, else by sorting
+        edges = np.flatnonzero(np.bincount(keys, minlength=n * n))
+    else:
+        edges = np.unique(keys)
+    rows, cols = np.divmod(edges, n)
     graph = coo_array((np.ones(len(rows)), (rows, cols)), shape=(n, n)).tocsr()
     _count, part = connected_components(graph, directed=True, connection="weak")
     count, group = connected_components(graph, directed=True, connection="strong")
