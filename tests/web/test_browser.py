@@ -19,6 +19,7 @@ from arboretum_web.app import WebSettings, create_app
 from arboretum_web.demo import DemoData
 from arboretum_web.screenshots import CHROMIUM_ARGS, chromium_path, serve_in_thread
 from arboretum_worker import ratings, registry, replays, store
+from arboretum_worker.fit import fit_ratings
 
 pytestmark = pytest.mark.integration
 
@@ -82,7 +83,9 @@ def test_leaderboard_rows_match_the_stored_ratings(page: Any, r: redis.Redis) ->
     page.goto("/")
     rows = page.locator("#leaderboard tbody tr")
     latest = {registry.latest(r, n) for n in ("oakheart", "sapling", "random")}
-    expected = [row.version for row in ratings.standings(r, "demo") if row.version in latest]
+    # ranked by the lower end of the fitted interval (the board of `arena leaderboard`)
+    fitted = {f.version: f for f in fit_ratings(ratings.results_in_order(r, "demo"))}
+    expected = sorted(latest, key=lambda v: (-fitted[v].lower, v))
     live = {row.version: row.live for row in ratings.standings(r, "demo")}
     assert rows.count() == len(expected)
     for i, vid in enumerate(expected):
@@ -91,6 +94,8 @@ def test_leaderboard_rows_match_the_stored_ratings(page: Any, r: redis.Redis) ->
         st = ratings.stats(r, "demo", vid)
         shown = f"{live[vid].mu:.0f} ± {live[vid].half_width:.0f}"
         assert row.locator(".live").inner_text() == shown
+        half = (fitted[vid].upper - fitted[vid].lower) / 2
+        assert row.locator(".fit").inner_text() == f"{fitted[vid].elo:.0f}? ± {half:.0f}"
         assert row.locator(".elo").inner_text() == f"{ratings.rating(r, 'demo', vid):.1f}"
         assert row.locator(".games").inner_text() == str(st.games)
         assert row.locator(".rank").inner_text() == str(i + 1)
