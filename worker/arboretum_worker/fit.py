@@ -25,7 +25,8 @@ finite and makes the maximum unique.
 **Fit.** The log-posterior is concave; its maximum is found by Newton's method from the exact
 gradient and Hessian, which :class:`Rankings` computes with numpy over all games at once (a game's
 stages are vectorised by player count). Far from the maximum a step is halved until it raises the
-log-posterior (a backtracking line search); the fit stops when the Newton decrement
+log-posterior (a backtracking line search), and an information singular in floating point
+(strengths far out) gets a ridge; the fit stops when the Newton decrement
 ``lambda^2 = g^T H^-1 g`` (g the gradient, H the negative Hessian) is below ``1e-10``, after
 taking that last step. The decrement is the squared length of the remaining step measured in
 standard errors (twice the log-posterior still to gain), so the test means the same at any size:
@@ -36,7 +37,7 @@ improvement its model predicted fell below the rounding of a log-posterior of th
 
 Identical rankings are aggregated first (one row per distinct ordering with its total weight),
 and a fit can start from an earlier one (``start``), so a fit re-run after a few new games takes
-one or two Newton steps: :meth:`Rankings.add` and :func:`fit` are meant for incremental use (a
+two or three Newton steps: :meth:`Rankings.add` and :func:`fit` are meant for incremental use (a
 ladder, a sequential test).
 
 **No finite answer.** The results alone have a finite maximum only if, for every split of the
