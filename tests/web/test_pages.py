@@ -33,6 +33,8 @@ def test_leaderboard_page(client: Any, r: redis.Redis, demo: DemoData) -> None:
     assert "Fitted rating (95%)" in html and "Live rating" in html
     assert "Rating (95%)" not in html.replace("Fitted rating (95%)", "")
     assert "ranked by the lower end" in html
+    seq = int(r.get(store.Keys.elo_seq("demo")) or 0)
+    assert f"it covers all {seq} results" in html  # the fit is fresh
     for vid in rows:
         assert f"{ratings.rating(r, 'demo', vid):.1f}" in html
         cells = {}

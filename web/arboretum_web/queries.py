@@ -254,6 +254,11 @@ class Leaderboard:
     """Results the fitted ratings cover (fewer while a new fit is being made)."""
     rows: list[LeaderboardRow]
 
+    @property
+    def fresh(self) -> bool:
+        """The fitted ratings cover every result recorded."""
+        return self.fitted == self.results
+
 
 def leaderboard_of(
     r: Any, league: str, fits: FitCache, *, all_versions: bool = False
