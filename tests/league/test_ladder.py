@@ -274,3 +274,74 @@ def test_a_round_robin_is_not_a_ladder(r: redis.Redis) -> None:
         ops.create_ladder(r, "lad3", [a, b], settings, players=3)
     with pytest.raises(LeagueError, match="name each bot once"):
         ops.create_ladder(r, "twice", [a, _submit(r, "rr1", "random")], settings)
+
+
+def _played_rounds(r: redis.Redis, settings: WorkerSettings, rounds: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    for _ in range(rounds):
+        tick(r, "lad", settings)
+        for match in in_flight(r, "lad"):
+            _finish(r, match, rng)
+
+
+def test_the_table_kept_between_ticks_fits_as_every_result_does(r: redis.Redis) -> None:
+    from arboretum_worker.fit import fit_ratings
+    from arboretum_worker.ladder import fitdata
+    from arboretum_worker.ratings import results_in_order
+
+    settings, _ = _ladder(r, bots=4, depth=4)
+    _played_rounds(r, settings, 3, seed=1)
+    tick(r, "lad", settings)  # counts the last round's results into the table, stores it
+    stored = fitdata.load(r, "lad")
+    assert stored.seq == int(r.get(store.Keys.elo_seq("lad")) or 0) > 0
+    _played_rounds(r, settings, 2, seed=2)  # more results: a tick adds only those
+    data = fitdata.update(r, "lad")
+    assert data.seq > stored.seq
+    results = results_in_order(r, "lad")
+    expected = {f.version: f for f in fit_ratings(results)}
+    versions, wins = fitdata.table(r, "lad", data)
+    # the fit made on the matrix is the batch fit's, from scratch and from the last maximum
+    for start in ({}, data.maximum):
+        got = fitdata.fit_table(versions, wins, start=start).ratings()
+        assert {f.version for f in got} == set(expected)
+        for f in got:
+            assert f.elo == pytest.approx(expected[f.version].elo, abs=1e-3)
+            assert f.stderr == pytest.approx(expected[f.version].stderr, abs=1e-3)
+            assert f.games == expected[f.version].games
+    # a cache: read again from every result, the table is the same
+    r.delete(store.Keys.ladder("lad", "fitdata"))
+    again = fitdata.update(r, "lad")
+    assert again.seq == data.seq
+    assert again.versions == data.versions
+    assert np.array_equal(again.wins, data.wins)
+    assert again.wins.sum() == sum(len(res.games) for res in results)
+
+
+def test_a_pair_left_out_of_the_fit_is_left_out_of_the_ladders_fit(r: redis.Redis) -> None:
+    from arboretum_worker.audit import exclusions
+    from arboretum_worker.fit import fit_ratings
+    from arboretum_worker.ladder import fitdata
+    from arboretum_worker.ratings import results_in_order
+
+    settings, _ = _ladder(r, bots=4, depth=6)
+    _played_rounds(r, settings, 4, seed=3)
+    data = fitdata.update(r, "lad")
+    results = results_in_order(r, "lad")
+    met = {tuple(sorted(res.seats)) for res in results}
+    a, b = sorted(met)[0]
+    whole = {
+        f.version: f.elo
+        for f in fitdata.fit_table(*fitdata.table(r, "lad", data), start={}).ratings()
+    }
+    exclusions.exclude(r, "lad", a, b, "kim")
+    kept = [res for res in results if set(res.seats) != {a, b}]
+    expected = {f.version: f for f in fit_ratings(kept)}
+    got = {
+        f.version: f for f in fitdata.fit_table(*fitdata.table(r, "lad", data), start={}).ratings()
+    }
+    assert set(got) == set(expected)
+    for v, f in got.items():
+        assert f.elo == pytest.approx(expected[v].elo, abs=1e-3)
+        assert f.games == expected[v].games
+    assert got[a].elo != pytest.approx(whole[a], abs=1e-3)  # the fit changed
+    assert tick(r, "lad", settings).status == "scheduled"

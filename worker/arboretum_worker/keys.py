@@ -45,6 +45,8 @@ Layout (``{x}`` is an id; names and ids never contain ``:``)::
     arena:league:{name}:ladder:again    string a tick came while the lock was held: tick again
     arena:league:{name}:ladder:queued   string a tick job is waiting in the queue (expiring)
     arena:league:{name}:ladder:tick     string the last tick (JSON: when, what it scheduled)
+    arena:league:{name}:ladder:fitdata  string the ladder's wins per pair for its fit, up to a
+                                               result sequence number (ladder/fitdata.py)
     arena:league:{name}:excluded        hash   pair "a/b" (sorted ids) -> JSON {by, at}: its
                                                games are left out of the fit (audit/)
     arena:sprts                         zset   sequential test ids, score = created (sprt/league.py)
@@ -165,7 +167,7 @@ class Keys:
     @classmethod
     def ladder(cls, name: str, part: str = "") -> str:
         """A ladder's members hash, or one of its parts (``versions``, ``rounds``, ``lock``,
-        ``again``, ``queued``, ``tick``)."""
+        ``again``, ``queued``, ``tick``, ``fitdata``)."""
         if part not in _LADDER_PARTS:
             raise StoreError(f"no part {part!r} of a ladder")
         key = cls.league(name) + ":ladder"
@@ -229,7 +231,7 @@ class Keys:
         return f"{key}:{part}" if part else key
 
 
-_LADDER_PARTS = ("", "versions", "rounds", "lock", "again", "queued", "tick")
+_LADDER_PARTS = ("", "versions", "rounds", "lock", "again", "queued", "tick", "fitdata")
 _SPRT_PARTS = ("", "batches", "order", "state", "llr", "next", "successor", "attempts", "failed")
 
 

@@ -6,7 +6,9 @@ A tick (:func:`tick`), under the ladder's lock (:mod:`.state`):
    it (the old version is retired: never scheduled again, its results stay);
 2. enqueues again any queued match of the ladder whose job is gone (a scheduler that died
    between storing a match and enqueueing it loses nothing);
-3. fits every result of the ladder (:func:`arboretum_worker.fit.fit`) and asks the choice
+3. fits the ladder's games (the batch fit's model, made on a table of wins per pair that is kept
+   between ticks and to which a tick adds only the results recorded since the last,
+   :mod:`.fitdata`; the pairs an operator left out of the fit are left out) and asks the choice
    function (:func:`.choice.choose`) for enough units to keep ``depth`` matches queued or
    running, knowing those in flight;
 4. hands out the units' numbers (:func:`.state.allocate`, only while it holds the lock) and
@@ -27,13 +29,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import registry, store
-from ..fit import FitError, Rankings, fit, games_of
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from .. import store
+from ..fit import FitError
 from ..jobs import enqueue_matches, on_match_failure
 from ..keys import Keys
 from ..schedule import MatchSpec, deal_seed, league_order, match_id, pack_series, seating
 from ..settings import WorkerSettings
-from . import state
+from . import fitdata, state
 from .choice import Belief, choose
 
 __all__ = [
@@ -107,13 +112,17 @@ def in_flight(r: Any, name: str) -> list[store.MatchRecord]:
 
 def _enter_new_versions(r: Any, name: str) -> list[str]:
     entered = []
-    for bot, current in state.members(r, name).items():
-        history = registry.versions(r, bot)
-        if not history or history[-1] == current:
-            continue  # (a bot's versions are listed oldest first: the last is its newest)
-        if state.enter(r, name, bot, history[-1], current) == 1:
-            log.info("ladder %s: %s@%s entered, %s retired", name, bot, history[-1][:8], current)
-            entered.append(history[-1])
+    members = state.members(r, name)
+    pipe = r.pipeline(transaction=False)
+    for bot in members:
+        pipe.lindex(Keys.bot_versions(bot), -1)  # a bot's versions are listed oldest first
+    for (bot, current), raw in zip(members.items(), pipe.execute(), strict=True):
+        newest = None if raw is None else store.as_text(raw)
+        if newest is None or newest == current:
+            continue
+        if state.enter(r, name, bot, newest, current) == 1:
+            log.info("ladder %s: %s@%s entered, %s retired", name, bot, newest[:8], current)
+            entered.append(newest)
     return entered
 
 
@@ -191,28 +200,13 @@ def _tick_locked(
     active = sorted(set(state.members(r, name).values()))
     if len(active) < 2:
         return
-    from ..ratings import results_in_order
-
-    rankings = Rankings().extend(games_of(results_in_order(r, name)))
-    try:
-        fitted = fit(rankings) if rankings.versions else None
-    except FitError as exc:
-        log.warning("ladder %s: the fit failed (%s); scheduling from the prior", name, exc)
-        fitted = None
-    pending = [(m.seats[0], m.seats[1], m.games) for m in flying]
-    involved = set(active) | {v for a, b, _ in pending for v in (a, b)}
-    belief = Belief.of(involved, fitted)
-    played = {v: rankings.games[i] for v, i in rankings.index.items()}
-    per_unit = 2 * ls.deals_per_series
-    units = choose(
-        belief,
-        active,
-        count=math.ceil(missing / 2),
-        unit_games=per_unit,
-        in_flight=pending,
-        played=played,
-        new_games=ls.ladder.new_games,
-    )
+    data = fitdata.update(r, name)
+    versions, wins = fitdata.table(r, name, data)
+    # One BLAS thread: a worker's tick runs beside other workers' matches, and OpenBLAS's
+    # threads only spin against them (a 200 x 200 solve took 0.5 s instead of a few ms on a
+    # busy 2-core machine; docs/benchmarks.md, "Ladder").
+    with threadpool_limits(limits=1):
+        units = _fit_and_choose(r, name, league, versions, wins, data, flying, active)
     numbers = state.allocate(r, name, token, [state.pairing(a, b) for a, b in units])
     if numbers is None:
         report.status = "lost-lock"
@@ -226,6 +220,44 @@ def _tick_locked(
     enqueue_matches(r, league, [s.match_id for s in specs], settings, **ladder_callbacks())
     report.units += units
     report.matches += [s.match_id for s in specs]
+
+
+def _fit_and_choose(
+    r: Any,
+    name: str,
+    league: store.League,
+    versions: list[str],
+    wins: np.ndarray,
+    data: fitdata.FitData,
+    flying: Sequence[store.MatchRecord],
+    active: list[str],
+) -> list[tuple[str, str]]:
+    """The fit of the table, then the units that teach the most under it."""
+    ls = league.settings
+    assert ls.ladder is not None
+    missing = ls.ladder.depth - len(flying)
+    try:
+        fitted = None
+        if versions:
+            fitted = fitdata.fit_table(versions, wins, start=data.maximum)
+            fitdata.keep_maximum(r, name, data, fitted)
+    except FitError as exc:
+        log.warning("ladder %s: the fit failed (%s); scheduling from the prior", name, exc)
+        fitted = None
+    pending = [(m.seats[0], m.seats[1], m.games) for m in flying]
+    involved = set(active) | {v for a, b, _ in pending for v in (a, b)}
+    belief = Belief.of(involved, fitted)
+    played = {} if fitted is None else dict(zip(versions, fitted.rankings.games, strict=True))
+    per_unit = 2 * ls.deals_per_series
+    return choose(
+        belief,
+        active,
+        count=math.ceil(missing / 2),
+        unit_games=per_unit,
+        in_flight=pending,
+        played=played,
+        new_games=ls.ladder.new_games,
+    )
 
 
 # --------------------------------------------------------------------------- the tick job
