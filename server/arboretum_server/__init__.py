@@ -11,9 +11,13 @@ Public API (see ``docs/referee.md``)::
     with RefereeThread(settings) as referee: ...                       # from synchronous code
     serve(settings) -> int                                             # `arena serve`
 
+    runner = await MatchRunner.start(settings)                         # drive matches in-process
+    handle = await runner.create(config); await handle.wait(); handle.outcome()
+
 Modules: ``config`` (settings), ``clock``, ``seats`` (tokens, streams), ``match`` (the match loop),
 ``registry``, ``messages`` (what is sent, as plain values), ``edge`` (protobuf assembly),
-``service`` (thin servicers and the interceptor), ``replays``, ``server``, ``errors``, ``cli``.
+``service`` (thin servicers and the interceptor), ``replays``, ``server``, ``runner`` (the
+in-process match API), ``remote`` (the same API over gRPC), ``errors``, ``cli``.
 """
 
 from .config import Settings, settings_from
@@ -33,6 +37,7 @@ from .errors import (
 from .match import Match
 from .matchconfig import MatchConfig
 from .registry import Registry
+from .runner import MatchHandle, MatchOutcome, MatchRunner
 from .server import Referee, RefereeThread, serve, start_referee
 
 __all__ = [
@@ -41,7 +46,10 @@ __all__ = [
     "InvalidArgument",
     "Match",
     "MatchConfig",
+    "MatchHandle",
+    "MatchOutcome",
     "MatchOver",
+    "MatchRunner",
     "NotFound",
     "PermissionDenied",
     "Referee",

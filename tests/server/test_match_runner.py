@@ -1,0 +1,190 @@
+"""The in-process match API (``arboretum_server.runner``) and its gRPC twin (``remote``), against
+a real referee and real bot processes (``arena bot run random``, as ``arena play`` starts them).
+
+Each test drives a match only through the API: create, wait, outcome, replays, crash and restart
+reports, the spectator subscription."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
+
+import pytest
+from referee_clients import ADMIN_TOKEN
+
+from arboretum import verify_replay
+from arboretum_sdk.info import FaultPolicy, GameEnd, MatchStatus, TimeControl
+from arboretum_server import InvalidArgument, MatchConfig, NotFound, Settings
+from arboretum_server.local import bot_command
+from arboretum_server.messages import GameOutcome, MatchEnd, WatchGameStart
+from arboretum_server.remote import RemoteMatchRunner
+from arboretum_server.runner import MatchHandle, MatchRunner
+
+
+@asynccontextmanager
+async def runner(**changes: Any) -> AsyncIterator[MatchRunner]:
+    settings = Settings(listen=("127.0.0.1:0",), admin_token=ADMIN_TOKEN, **changes)
+    started = await MatchRunner.start(settings)
+    try:
+        yield started
+    finally:
+        await started.stop(1.0)
+
+
+@contextmanager
+def bots(address: str, tokens: dict[int, str]) -> Iterator[dict[int, subprocess.Popen[bytes]]]:
+    """The built-in random bot in a process of its own for each seat given."""
+    procs = {
+        seat: subprocess.Popen(
+            bot_command("random", address),
+            env=dict(os.environ, ARENA_TOKEN=token),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for seat, token in tokens.items()
+    }
+    try:
+        yield procs
+    finally:
+        for proc in procs.values():
+            proc.kill()
+            proc.wait()
+
+
+def config(games: int, **changes: Any) -> MatchConfig:
+    values: dict[str, Any] = {
+        "players": 2,
+        "match_seed": 11,
+        "game_count": games,
+        "seat_names": ("a", "b"),
+        "time_control": TimeControl(per_decision_ms=5000, bank_ms=5000),
+    }
+    values.update(changes)
+    return MatchConfig(**values)
+
+
+def check_replays(games: tuple[GameEnd, ...], texts: list[str]) -> list[dict[str, Any]]:
+    """Each replay verifies, and gives its game's seed, ranks and totals."""
+    assert len(texts) == len(games)
+    docs = []
+    for game, text in zip(games, texts, strict=True):
+        doc = json.loads(text)
+        assert doc["game_index"] == game.game_index and doc["seed"] == str(game.seed)
+        result = verify_replay(doc)
+        assert result.ranks == game.result.ranks and result.totals == game.result.totals
+        docs.append(doc)
+    return docs
+
+
+async def finish(handle: MatchHandle, timeout: float = 60) -> None:
+    assert await handle.wait(timeout), "the match did not end"
+
+
+def test_create_wait_outcome_replays() -> None:
+    async def main() -> None:
+        async with runner() as matches:
+            handle = await matches.create(config(3), match_id="api-1")
+            assert handle.match_id == "api-1" and len(handle.tokens) == 2
+            assert not await handle.wait(0.01) and not handle.over
+            with bots(handle.address, dict(enumerate(handle.tokens))):
+                await finish(handle)
+            outcome = handle.outcome()
+            assert outcome.status is MatchStatus.FINISHED and outcome.finished
+            assert [g.game_index for g in outcome.games] == [0, 1, 2]
+            assert all(g.faults == (0, 0) and g.seat_names == ("a", "b") for g in outcome.games)
+            assert all(sorted(g.result.ranks)[0] == 1 for g in outcome.games)
+            check_replays(outcome.games, await handle.replays())
+            assert handle.report_crash(0, "too late") is False, "the match is over"
+            with pytest.raises(NotFound):
+                handle.report_crash(2)
+
+    asyncio.run(main())
+
+
+def test_a_match_longer_than_the_referee_allows_is_refused() -> None:
+    async def main() -> None:
+        async with runner(max_games=2) as matches:
+            with pytest.raises(InvalidArgument, match="at most 2"):
+                await matches.create(config(3))
+
+    asyncio.run(main())
+
+
+def test_watch_sees_every_game_and_the_end() -> None:
+    async def main() -> None:
+        async with runner() as matches:
+            handle = await matches.create(config(2))
+            watch = handle.watch()
+            with bots(handle.address, dict(enumerate(handle.tokens))):
+                seen = [message async for message in watch]
+            assert sum(isinstance(m, WatchGameStart) for m in seen) == 2
+            ends = [m for m in seen if isinstance(m, GameOutcome)]
+            assert [o.result for o in ends] == [g.result for g in handle.outcome().games]
+            assert isinstance(seen[-1], MatchEnd) and seen[-1].games_finished == 2
+            assert not watch.overflowed
+
+    asyncio.run(main())
+
+
+def test_a_crash_report_faults_the_seat_and_a_restart_brings_it_back() -> None:
+    """Seat 1's process is reported crashed before it connects (the match starts at once; its
+    first game's decisions fault as crashes and it forfeits), then restarting: a fresh process
+    connects during game 1 and plays it without a fault."""
+
+    async def main() -> None:
+        async with runner() as matches:
+            handle = await matches.create(
+                config(2, start_timeout_ms=60000, fault_policy=FaultPolicy(faults_to_forfeit=2))
+            )
+            with bots(handle.address, {0: handle.tokens[0]}):
+                assert handle.report_crash(1, "the bot process exited with status 3")
+                while handle.status is MatchStatus.WAITING:  # it starts without seat 1 now
+                    await asyncio.sleep(0.01)
+                assert handle.report_restart(1)  # (the crash still costs the game in progress)
+                while not handle.outcome().games:
+                    assert not await handle.wait(0.05), "the match ended in its first game"
+                with bots(handle.address, {1: handle.tokens[1]}):
+                    await finish(handle)
+            outcome = handle.outcome()
+            assert outcome.finished and len(outcome.games) == 2
+            first, second = outcome.games
+            assert first.faults[1] == 2 and first.result.seats[1].forfeited
+            assert second.faults == (0, 0) and not second.result.seats[1].forfeited
+            docs = check_replays(outcome.games, await handle.replays())
+            faults = [s["fault"] for s in docs[0]["steps"] if s.get("seat") == 1 and "fault" in s]
+            assert faults[0] == {"kind": "crash", "reason": "the bot process exited with status 3"}
+
+    asyncio.run(main())
+
+
+def test_the_remote_runner_has_the_same_interface() -> None:
+    """The gRPC client plays the same match as the in-process API: the same games, results and
+    replays; it cannot report a crash (another process)."""
+
+    async def main() -> None:
+        async with runner() as matches:
+            local = await matches.create(config(2, match_seed=99))
+            with bots(local.address, dict(enumerate(local.tokens))):
+                await finish(local)
+            remote_runner = RemoteMatchRunner(matches.address, ADMIN_TOKEN)
+            try:
+                remote = await remote_runner.create(config(2, match_seed=99))
+                assert remote.report_crash(0) is False
+                with bots(remote.address, dict(enumerate(remote.tokens))):
+                    assert await remote.wait(60)
+                outcome = remote.outcome()
+                assert outcome.status is MatchStatus.FINISHED
+                assert outcome.games == local.outcome().games
+                check_replays(outcome.games, await remote.replays())
+                with pytest.raises(InvalidArgument, match="game_count"):
+                    await remote_runner.create(config(2000))
+            finally:
+                await remote_runner.stop()
+
+    asyncio.run(main())
