@@ -54,8 +54,11 @@ from typing import IO, TYPE_CHECKING, Any
 
 from arboretum_sdk import argtypes, clitools, eventloop
 from arboretum_sdk.clitools import plural
+from arboretum_sdk.info import FaultPolicy, MatchStatus, TimeControl
 
 from .config import Settings
+from .errors import InvalidArgument
+from .matchconfig import MatchConfig
 from .playreport import (
     Entrant,
     EntrantTotals,
@@ -64,9 +67,10 @@ from .playreport import (
     PlayReport,
     note_first_faults,
 )
+from .runner import MatchHandle, MatchRunner
 
 if TYPE_CHECKING:
-    from .server import Referee
+    from .remote import RemoteMatchHandle, RemoteMatchRunner
 
 __all__ = [
     "DEFAULT_REPLAYS",
@@ -82,15 +86,15 @@ __all__ = [
     "play",
     "register",
     "rotation_seats",
-    "start_local_referee",
 ]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_REPLAYS = Path("replays/play")
-ADMIN_KEY = "x-arena-admin-token"
 BOT_EXIT_GRACE_S = 5.0
 """How long bot processes get to exit by themselves after their match ended."""
+MONITOR_S = 0.05
+"""How often the runner looks at its bot processes while a match runs (its end wakes it)."""
 
 
 class PlayError(Exception):
@@ -98,27 +102,6 @@ class PlayError(Exception):
 
 
 # ----------------------------------------------------------------------------- the referee
-
-
-async def start_local_referee(listen: str = "127.0.0.1:0", **settings: Any) -> Referee:
-    """Start the referee in this process (asyncio), as ``arena play`` does; ``settings`` are
-    :class:`~arboretum_server.config.Settings` fields (``admin_token``, ``max_matches``, ...)."""
-    from .server import start_referee
-
-    return await start_referee(Settings(listen=(listen,), **settings))
-
-
-def _report_crash(referee: Referee | None, match_id: str, seat: int, reason: str) -> bool:
-    """Tell the in-process referee that a seat's process exited. False if it cannot be told (a
-    referee this runner did not start, or the match is over already)."""
-    if referee is None:
-        return False
-    try:
-        referee.report_crash(match_id, seat, reason)
-    except Exception as exc:  # the match may have ended meanwhile
-        log.debug("match %s seat %d: crash not reported: %s", match_id, seat, exc)
-        return False
-    return True
 
 
 # ----------------------------------------------------------------------------- entrants
@@ -354,29 +337,26 @@ class LocalSession:
         self.options = options
         self.max_games = max_games
         self.keep_finished = keep_finished
-        self.referee: Referee | None = None
-        self.address = ""
-        self.admin_token = ""
-        self.channel: Any = None
+        self.runner: MatchRunner | RemoteMatchRunner | None = None
         self.reapers: list[asyncio.Task[None]] = []
         self.live: list[BotProcess] = []
 
     async def __aenter__(self) -> LocalSession:
-        import grpc
-
         if self.options.server is None:
-            self.referee = await start_local_referee(
-                "127.0.0.1:0",
-                admin_token=secrets.token_urlsafe(24),
-                max_games=self.max_games,
-                keep_finished=self.keep_finished,
+            self.runner = await MatchRunner.start(
+                Settings(
+                    listen=("127.0.0.1:0",),
+                    admin_token=secrets.token_urlsafe(24),
+                    max_games=self.max_games,
+                    keep_finished=self.keep_finished,
+                )
             )
-            self.address, self.admin_token = self.referee.address, self.referee.admin_token
         else:
             if not self.options.admin_token:
                 raise PlayError("--server needs the referee's admin token in ARENA_ADMIN_TOKEN")
-            self.address, self.admin_token = self.options.server, self.options.admin_token
-        self.channel = grpc.aio.insecure_channel(self.address)
+            from .remote import RemoteMatchRunner
+
+            self.runner = RemoteMatchRunner(self.options.server, self.options.admin_token)
         return self
 
     async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
@@ -385,10 +365,9 @@ class LocalSession:
                 # Interrupted or failed: stop every bot process now rather than wait for it.
                 self.stop_bots()
             await asyncio.gather(*self.reapers)
-            await self.channel.close()
         finally:
-            if self.referee is not None:
-                await self.referee.stop(1.0)
+            if self.runner is not None:
+                await self.runner.stop(1.0)
 
     def stop_bots(self) -> None:
         """Terminate every bot process of this session that is still running."""
@@ -456,188 +435,124 @@ async def _play_match(
     progress: Progress,
     on_game: OnGame | None,
 ) -> None:
-    import grpc
-
-    from arboretum_proto.v1 import common_pb2, match_pb2, match_pb2_grpc
-
     options = session.options
-    stub = match_pb2_grpc.MatchServiceStub(session.channel)
-    players = len(entrants)
-    config = match_pb2.MatchConfig(
-        player_count=players,
-        match_seed=seed,
-        game_count=games,
-        seat_names=[entrants[i].name for i in run.seats],
-        start_timeout_ms=options.start_timeout_ms,
-    )
-    if options.per_decision_ms is not None or options.bank_ms is not None:
-        config.time_control.CopyFrom(
-            common_pb2.TimeControl(
-                per_decision_ms=1000
-                if options.per_decision_ms is None
-                else options.per_decision_ms,
-                bank_ms=10000 if options.bank_ms is None else options.bank_ms,
-            )
-        )
-    if options.faults_to_forfeit is not None:
-        config.fault_policy.faults_to_forfeit = options.faults_to_forfeit
-    metadata = ((ADMIN_KEY, session.admin_token),)
+    assert session.runner is not None, "the session is not entered"
     try:
-        created = await stub.CreateMatch(
-            match_pb2.CreateMatchRequest(protocol_version=1, config=config), metadata=metadata
-        )
-    except grpc.aio.AioRpcError as exc:
-        if exc.code() == grpc.StatusCode.INVALID_ARGUMENT:
-            raise PlayError(f"the referee refused the match: {exc.details()}") from None
-        raise
-    run.match_id = created.match_id
+        handle = await session.runner.create(_match_config(options, entrants, run, seed, games))
+    except InvalidArgument as exc:
+        raise PlayError(f"the referee refused the match: {exc}") from None
+    run.match_id = handle.match_id
     started = time.monotonic()
     directory = options.replays / run.match_id
     directory.mkdir(parents=True, exist_ok=True)
-    watch = stub.WatchMatch(match_pb2.WatchMatchRequest(protocol_version=1, match_id=run.match_id))
     bots: list[BotProcess] = []
-    ended = asyncio.Event()
     try:
-        for token in created.seat_tokens:
-            entrant = entrants[run.seats[token.seat]]
-            log_path = directory / f"bot-{token.seat}.log"
-            log_file = log_path.open("wb")
-            env = dict(os.environ, ARENA_TOKEN=token.token)
-            proc = subprocess.Popen(
-                bot_command(entrant.spec, session.address),
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=log_file,
-                stderr=subprocess.STDOUT,
+        for seat, token in enumerate(handle.tokens):
+            bots.append(
+                _start_bot(seat, entrants[run.seats[seat]], handle.address, token, directory)
             )
-            bots.append(BotProcess(token.seat, entrant, proc, log_path, log_file))
-            run.logs[token.seat] = log_path
+            run.logs[seat] = bots[-1].log_path
             session.live.append(bots[-1])
-        monitor = asyncio.create_task(_monitor(bots, session.referee, run, ended))
-        try:
-            await _follow(watch, run, progress, on_game)
-        except grpc.aio.AioRpcError as exc:
-            log.warning("match %s: the watch stream failed (%s); polling", run.match_id, exc.code())
-            await _poll(stub, run, on_game)
-        finally:
-            ended.set()
-            await monitor
+        await _follow(handle, bots, run, progress, on_game)
         run.seconds = time.monotonic() - started
         if options.fetch_replays:
-            await _fetch_replays(stub, run, directory)
+            _write_replays(run, await handle.replays(), directory)
     except asyncio.CancelledError:
         # Stopped from outside (``arena sprt`` reached its verdict): the match is dropped.
         for bot in bots:
             if bot.proc.poll() is None:
                 bot.proc.terminate()
-        with contextlib.suppress(Exception):
-            await stub.CancelMatch(
-                match_pb2.CancelMatchRequest(
-                    protocol_version=1, match_id=run.match_id, reason="stopped by the runner"
-                ),
-                metadata=metadata,
-                timeout=2,
-            )
+        await handle.cancel("stopped by the runner", 2.0)
         raise
     finally:
-        watch.cancel()
         session.reapers.append(asyncio.create_task(_reap(bots)))
 
 
-async def _follow(watch: Any, run: MatchRun, progress: Progress, on_game: OnGame | None) -> None:
-    """Read the spectator stream to the match's end: progress, and the results."""
-    from arboretum_proto.v1 import common_pb2
+def _match_config(
+    options: PlayOptions, entrants: list[Entrant], run: MatchRun, seed: int, games: int
+) -> MatchConfig:
+    """The match of one rotation: the options' clock and fault policy, else the defaults."""
+    defaults = Settings()
+    return MatchConfig(
+        players=len(entrants),
+        match_seed=seed,
+        game_count=games,
+        seat_names=tuple(entrants[i].name for i in run.seats),
+        start_timeout_ms=options.start_timeout_ms,
+        time_control=TimeControl(
+            per_decision_ms=defaults.per_decision_ms
+            if options.per_decision_ms is None
+            else options.per_decision_ms,
+            bank_ms=defaults.bank_ms if options.bank_ms is None else options.bank_ms,
+        ),
+        fault_policy=FaultPolicy(
+            defaults.faults_to_forfeit
+            if options.faults_to_forfeit is None
+            else options.faults_to_forfeit
+        ),
+    )
 
-    async for message in watch:
-        kind = message.WhichOneof("kind")
-        if kind == "game_start":
-            run.started = True
-        elif kind == "game_end":
-            run.results.append(message.game_end)
+
+def _start_bot(
+    seat: int, entrant: Entrant, address: str, token: str, directory: Path
+) -> BotProcess:
+    """The bot process of ``seat``, its output in ``bot-<seat>.log``."""
+    log_path = directory / f"bot-{seat}.log"
+    log_file = log_path.open("wb")
+    proc = subprocess.Popen(
+        bot_command(entrant.spec, address),
+        env=dict(os.environ, ARENA_TOKEN=token),
+        stdin=subprocess.DEVNULL,
+        stdout=log_file,
+        stderr=subprocess.STDOUT,
+    )
+    return BotProcess(seat, entrant, proc, log_path, log_file)
+
+
+async def _follow(
+    handle: MatchHandle | RemoteMatchHandle,
+    bots: list[BotProcess],
+    run: MatchRun,
+    progress: Progress,
+    on_game: OnGame | None,
+) -> None:
+    """Follow the match to its end: its games as they finish (progress, ``on_game``), and the
+    bot processes, reporting any that exits before the end as a crash."""
+    alive = list(bots)
+    while True:
+        over = await handle.wait(MONITOR_S)
+        outcome = handle.outcome()
+        run.started = run.started or outcome.status is not MatchStatus.WAITING
+        for game in outcome.games[len(run.results) :]:
+            run.results.append(game)
             progress.update(games=1)
             if on_game is not None:
-                on_game(run, message.game_end)
-        elif kind == "match":
-            for result in message.match.results:
-                run.results.append(result)
-                if on_game is not None:
-                    on_game(run, result)
-        elif kind == "match_end":
-            run.status = common_pb2.MatchStatus.Name(message.match_end.status)
-            run.reason = message.match_end.reason
+                on_game(run, game)
+        if over:
+            run.status = f"MATCH_STATUS_{outcome.status.value.upper()}"
+            run.reason = outcome.reason
             return
-    raise RuntimeError("the spectator stream ended before the match did")
-
-
-async def _poll(stub: Any, run: MatchRun, on_game: OnGame | None) -> None:
-    from arboretum_proto.v1 import common_pb2, match_pb2
-
-    over = (
-        common_pb2.MATCH_STATUS_FINISHED,
-        common_pb2.MATCH_STATUS_CANCELLED,
-        common_pb2.MATCH_STATUS_FAILED,
-    )
-    while True:
-        reply = await stub.GetMatch(
-            match_pb2.GetMatchRequest(protocol_version=1, match_id=run.match_id)
-        )
-        if reply.match.status in over:
-            seen = len(run.results)
-            run.results = list(reply.match.results)
-            if on_game is not None:
-                for result in run.results[seen:]:
-                    on_game(run, result)
-            run.status = common_pb2.MatchStatus.Name(reply.match.status)
-            run.reason = reply.match.reason
-            return
-        await asyncio.sleep(0.25)
-
-
-async def _monitor(
-    bots: list[BotProcess], referee: Referee | None, run: MatchRun, ended: asyncio.Event
-) -> None:
-    """Watch the bot processes until the match ends; report any that exits early."""
-    alive = list(bots)
-    while alive and not ended.is_set():
-        for bot in list(alive):
-            code = bot.proc.poll()
-            if code is None:
-                continue
+        for bot in [b for b in alive if b.proc.poll() is not None]:
             alive.remove(bot)
-            if ended.is_set():
-                break
-            when = f"during game {len(run.results)}" if run.started else "before the match started"
-            reason = f"the bot process exited with status {code}"
-            bot.exit_note = (
-                f"match {run.match_id}: seat {bot.seat} ({bot.entrant.name}) exited with "
-                f"status {code} {when}; see {bot.log_path}"
-            )
-            run.crashes.append((bot.seat, bot.exit_note))
-            if referee is not None:
-                _report_crash(referee, run.match_id, bot.seat, reason)
-            log.debug("%s", bot.exit_note)
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(ended.wait(), 0.05)
+            _crashed(handle, bot, run)
 
 
-async def _fetch_replays(stub: Any, run: MatchRun, directory: Path) -> None:
-    import grpc
+def _crashed(handle: MatchHandle | RemoteMatchHandle, bot: BotProcess, run: MatchRun) -> None:
+    code = bot.proc.returncode
+    when = f"during game {len(run.results)}" if run.started else "before the match started"
+    bot.exit_note = (
+        f"match {run.match_id}: seat {bot.seat} ({bot.entrant.name}) exited with "
+        f"status {code} {when}; see {bot.log_path}"
+    )
+    run.crashes.append((bot.seat, bot.exit_note))
+    handle.report_crash(bot.seat, f"the bot process exited with status {code}")
+    log.debug("%s", bot.exit_note)
 
-    from arboretum_proto.v1 import match_pb2
 
-    for result in run.results:
-        index = result.game_index
-        try:
-            reply = await stub.GetReplay(
-                match_pb2.GetReplayRequest(
-                    protocol_version=1, match_id=run.match_id, game_index=index
-                )
-            )
-        except grpc.aio.AioRpcError as exc:
-            log.error("match %s game %d: no replay: %s", run.match_id, index, exc.details())
-            continue
+def _write_replays(run: MatchRun, texts: list[str], directory: Path) -> None:
+    for game, text in zip(run.results, texts, strict=False):
+        index = game.game_index
         path = directory / f"game-{index}.json"
-        text = reply.replay_json
         with contextlib.suppress(ValueError):
             doc = json.loads(text)
             text = json.dumps(doc, indent=1)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from arboretum_sdk.clitools import plural
+from arboretum_sdk.info import GameEnd
 
 __all__ = [
     "Entrant",
@@ -55,8 +56,8 @@ class MatchRun:
     seats: tuple[int, ...] = ()
     status: str = ""
     reason: str = ""
-    results: list[Any] = field(default_factory=list)
-    """``GameResult`` messages, by game index."""
+    results: list[GameEnd] = field(default_factory=list)
+    """The finished games, by game index (the engine's result and the seats' faults)."""
     replays: list[Path] = field(default_factory=list)
     crashes: list[tuple[int, str]] = field(default_factory=list)
     """(seat, what happened) for each bot process that exited before the match ended."""
@@ -114,15 +115,15 @@ class PlayReport:
 
     def add(self, run: MatchRun) -> None:
         self.matches.append(run)
-        for result in run.results:
-            seats = list(result.seats)
+        for game in run.results:
+            seats = game.result.seats
             firsts = [s for s in seats if s.rank == 1]
             for s in seats:
                 totals = self.totals[run.seats[s.seat]]
                 totals.games += 1
                 totals.points += s.total
                 totals.rank_sum += s.rank
-                totals.faults += s.faults
+                totals.faults += game.faults[s.seat]
                 totals.forfeits += int(s.forfeited)
                 if s.rank == 1:
                     totals.wins += 1.0 / len(firsts)

@@ -1,10 +1,13 @@
 """Starting and stopping the referee: the gRPC server, health, reflection, signals.
 
-In-process use (the local runner, the league worker, tests), inside a running asyncio loop::
+In-process use, inside a running asyncio loop::
 
     referee = await start_referee(Settings(listen=("127.0.0.1:0",)))
     ...  # referee.address, referee.admin_token, referee.registry
     await referee.stop()
+
+Match drivers in the referee's process (the local runner, the league worker) go through
+:class:`~arboretum_server.runner.MatchRunner`, which starts one of these and drives its matches.
 
 From synchronous code, :class:`RefereeThread` runs one on its own loop in a background thread.
 ``arena serve`` calls :func:`serve`, which also turns SIGTERM/SIGINT into a drain (see
@@ -51,7 +54,6 @@ from .service import (
     RefereeInterceptor,
     bot_service_handler,
 )
-from .watchers import Watcher
 
 __all__ = ["Referee", "RefereeThread", "check_free", "serve", "start_referee"]
 
@@ -95,7 +97,8 @@ class Referee:
         return self.registry.settings
 
     def report_crash(self, match_id: str, seat: int, reason: str = "") -> None:
-        """For a runner that launched a bot process: the process of ``seat`` exited."""
+        """For a runner that launched a bot process: the process of ``seat`` exited. (A match
+        driver in this process uses :class:`~arboretum_server.runner.MatchHandle`.)"""
         match = self.registry.get(match_id)
         if not 0 <= seat < len(match.seats):
             raise NotFound(f"match {match_id} has no seat {seat}")
@@ -108,26 +111,6 @@ class Referee:
         if not 0 <= seat < len(match.seats):
             raise NotFound(f"match {match_id} has no seat {seat}")
         match.report_restart(seat)
-
-    def watch(self, match_id: str) -> Watcher:
-        """For a runner in the referee's process (the league worker): a spectator subscription
-        to match ``match_id``, the public messages the ``WatchMatch`` RPC sends as plain values
-        (``arboretum_server.messages``), in ``watcher.queue``, ``None`` at the end. Stop with
-        :meth:`unwatch`."""
-        return self.registry.get(match_id).watch()
-
-    def unwatch(self, match_id: str, watcher: Watcher) -> None:
-        with contextlib.suppress(NotFound):
-            self.registry.get(match_id).unwatch(watcher)
-        watcher.closed = True
-
-    async def wait_match(self, match_id: str, timeout: float) -> bool:
-        """Wait up to ``timeout`` seconds for match ``match_id`` to be over; whether it is.
-        For a runner in the referee's process (the league worker), instead of polling."""
-        match = self.registry.get(match_id)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(match.done.wait(), timeout)
-        return match.done.is_set()
 
     async def shutdown(self, drain_timeout: float | None = None) -> None:
         """Drain, then stop: health goes NOT_SERVING, no new match is accepted, games in flight

@@ -146,7 +146,7 @@ def test_the_private_referee_writes_no_replay_files(r: redis.Redis, tmp_path: Pa
         doc = json.loads(stored)
         assert doc["seed"] == str(game.seed) and doc["game_index"] == game.game_index
         result = verify_replay(doc)
-        assert list(result.ranks) == list(game.ranks)
+        assert list(result.ranks) == list(game.result.ranks)
 
 
 def test_a_match_first_watched_in_its_middle_is_written_from_its_start(

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
-import json
 import logging
 import os
 import secrets
@@ -28,9 +27,14 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from arboretum_sdk.info import FaultPolicy, TimeControl
 
 from .sandbox import SandboxedBot, SandboxRunner, SandboxUnavailableError
+
+if TYPE_CHECKING:
+    from arboretum_server.runner import MatchHandle
 
 __all__ = ["BotCheck", "bot_size", "check_bot"]
 
@@ -131,66 +135,41 @@ def check_bot(
 async def _exchange(
     path: Path, size: int, runner: SandboxRunner, folder: Path, timeout: float
 ) -> BotCheck:
-    import grpc
+    from arboretum_server import MatchConfig
 
-    from arboretum_proto.v1 import common_pb2, match_pb2, match_pb2_grpc
-
-    from .play import ADMIN_METADATA, PROTOCOL_VERSION
     from .referee import start_private_referee
 
     socket_path = folder / SOCKET_NAME
-    admin = secrets.token_urlsafe(24)
-    metadata = ((ADMIN_METADATA, admin),)
-    referee = await start_private_referee(socket_path, admin)
+    referee = await start_private_referee(socket_path)
     bot: SandboxedBot | None = None
     opponent: asyncio.Future[Any] | None = None
     quiet: _OpponentNotices | None = None
-    ref_id = ""
     try:
-        async with grpc.aio.insecure_channel(f"unix:{socket_path}") as channel:
-            stub = match_pb2_grpc.MatchServiceStub(channel)
-            per_decision_ms, bank_ms = CHECK_CLOCK_MS
-            created = await stub.CreateMatch(
-                match_pb2.CreateMatchRequest(
-                    protocol_version=PROTOCOL_VERSION,
-                    config=match_pb2.MatchConfig(
-                        player_count=2,
-                        game_count=1,
-                        time_control=common_pb2.TimeControl(
-                            per_decision_ms=per_decision_ms, bank_ms=bank_ms
-                        ),
-                        fault_policy=common_pb2.FaultPolicy(faults_to_forfeit=3),
-                        seat_names=["checked bot", "random"],
-                        start_timeout_ms=int(timeout * 1000) + 5000,
-                    ),
-                ),
-                metadata=metadata,
-                timeout=30,
+        per_decision_ms, bank_ms = CHECK_CLOCK_MS
+        handle = await referee.create(
+            MatchConfig(
+                players=2,
+                match_seed=secrets.randbits(64),
+                time_control=TimeControl(per_decision_ms=per_decision_ms, bank_ms=bank_ms),
+                fault_policy=FaultPolicy(faults_to_forfeit=3),
+                seat_names=("checked bot", "random"),
+                start_timeout_ms=int(timeout * 1000) + 5000,
             )
-            ref_id = created.match_id
-            quiet = _OpponentNotices(ref_id, str(socket_path))
-            _CLIENT_LOG.addFilter(quiet)
-            tokens = {t.seat: t.token for t in created.seat_tokens}
-            opponent = asyncio.ensure_future(
-                asyncio.to_thread(_play_random, f"unix:{socket_path}", tokens[1])
-            )
-            bot = await asyncio.to_thread(
-                runner.start,
-                path,
-                socket_path=socket_path,
-                token=tokens[0],
-                name=f"check-{path.name}",
-            )
-            verdict = await _judge(stub, match_pb2, ref_id, metadata, bot, timeout)
-            # (it may have ended by itself: a crash forfeits)
-            with contextlib.suppress(grpc.aio.AioRpcError):
-                await stub.CancelMatch(
-                    match_pb2.CancelMatchRequest(
-                        protocol_version=PROTOCOL_VERSION, match_id=ref_id, reason="check done"
-                    ),
-                    metadata=metadata,
-                    timeout=10,
-                )
+        )
+        quiet = _OpponentNotices(handle.match_id, str(socket_path))
+        _CLIENT_LOG.addFilter(quiet)
+        opponent = asyncio.ensure_future(
+            asyncio.to_thread(_play_random, f"unix:{socket_path}", handle.tokens[1])
+        )
+        bot = await asyncio.to_thread(
+            runner.start,
+            path,
+            socket_path=socket_path,
+            token=handle.tokens[0],
+            name=f"check-{path.name}",
+        )
+        verdict = await _judge(handle, bot, timeout)
+        await handle.cancel("check done")  # (it may have ended by itself: a crash forfeits)
     finally:
         if bot is not None:
             await asyncio.to_thread(bot.kill)
@@ -264,46 +243,30 @@ def _step_text(step: dict[str, Any]) -> str:
     return f"{step.get('kind')} {step.get('card', '')} {step.get('cell', '')}".strip()
 
 
-async def _judge(
-    stub: Any, match_pb2: Any, ref_id: str, metadata: Any, bot: SandboxedBot, timeout: float
-) -> _Verdict:
+async def _judge(handle: MatchHandle, bot: SandboxedBot, timeout: float) -> _Verdict:
     """Watch the referee until seat 0's first decision is applied, the bot ends, or time is up."""
-    import grpc
-
-    from .play import PROTOCOL_VERSION
-
     started = time.monotonic()
     connected_at: float | None = None
     decision_s = sum(CHECK_CLOCK_MS) / 1000 + 5
-    get_match = match_pb2.GetMatchRequest(protocol_version=PROTOCOL_VERSION, match_id=ref_id)
-    get_replay = match_pb2.GetReplayRequest(
-        protocol_version=PROTOCOL_VERSION, match_id=ref_id, game_index=0
-    )
     while True:
-        info = (await stub.GetMatch(get_match, timeout=10)).match
-        seat = next((s for s in info.seats if s.seat == 0), None)
-        if connected_at is None and seat is not None and seat.connected:
+        if connected_at is None and handle.connected(0):
             connected_at = time.monotonic()
-        if info.HasField("current_game_index") or info.results:
-            try:
-                reply = await stub.GetReplay(get_replay, metadata=metadata, timeout=10)
-            except grpc.aio.AioRpcError:
-                reply = None
-            if reply is not None and reply.replay_json:
-                steps = [
-                    s
-                    for s in json.loads(reply.replay_json).get("steps", [])
-                    if s.get("seat") == 0 and s.get("kind") in ("draw", "play")
-                ]
-                if steps:
-                    first = steps[0]
-                    fault = first.get("fault")
-                    if fault:
-                        return _Verdict(
-                            f"its first decision was not accepted ({fault.get('kind')}): "
-                            f"{fault.get('reason', '')}".rstrip(": ")
-                        )
-                    return _Verdict(None, _step_text(first))
+        found = handle.replay(0)
+        if found is not None:
+            steps = [
+                s
+                for s in found[0].get("steps", [])
+                if s.get("seat") == 0 and s.get("kind") in ("draw", "play")
+            ]
+            if steps:
+                first = steps[0]
+                fault = first.get("fault")
+                if fault:
+                    return _Verdict(
+                        f"its first decision was not accepted ({fault.get('kind')}): "
+                        f"{fault.get('reason', '')}".rstrip(": ")
+                    )
+                return _Verdict(None, _step_text(first))
         code = bot.returncode
         if code is not None:
             when = "before connecting" if connected_at is None else "before its first decision"

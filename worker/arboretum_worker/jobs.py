@@ -39,8 +39,8 @@ from .live import LivePublisher
 from .play import (
     SOCKET_NAME,
     MatchError,
-    MatchOutcome,
     MatchPlan,
+    PlayedMatch,
     SeatPlan,
     WorkerStopping,
     run_play_match,
@@ -142,7 +142,7 @@ def run_match(match_id: str) -> dict[str, Any]:
             league=record.league,
             seats=record.seats,
             games=tuple(
-                store.GameOutcome(ranks=g.ranks, totals=g.totals, faults=g.faults)
+                store.GameOutcome(ranks=g.result.ranks, totals=g.result.totals, faults=g.faults)
                 for g in outcome.games
             ),
             finished=time.time(),
@@ -162,7 +162,7 @@ def run_match(match_id: str) -> dict[str, Any]:
             "recorded" if recorded else "already recorded by another run",
             outcome.seconds,
             " ".join(
-                f"{n}:{'/'.join(str(g.ranks[seat]) for g in outcome.games)}"
+                f"{n}:{'/'.join(str(g.result.ranks[seat]) for g in outcome.games)}"
                 for seat, n in enumerate(names)
             ),
         )
@@ -170,7 +170,7 @@ def run_match(match_id: str) -> dict[str, Any]:
             "match_id": match_id,
             "recorded": recorded,
             "seconds": round(outcome.seconds, 3),
-            "ranks": [list(g.ranks) for g in outcome.games],
+            "ranks": [list(g.result.ranks) for g in outcome.games],
         }
     finally:
         shutil.rmtree(match_dir, ignore_errors=True)
@@ -255,7 +255,7 @@ def _play(
     deadline_s: float,
     compute: str = "fixed",
     publish: bool = True,
-) -> MatchOutcome:
+) -> PlayedMatch:
     """Play ``plan`` with each seat's version in its sandbox; ``compute`` is the bots'
     ``ARENA_COMPUTE`` (a league's compute mode; fixed by default). ``publish``: publish its
     public events as a live game (not for a re-run)."""
@@ -294,7 +294,7 @@ def _play(
 
 
 def _store_artifacts(
-    r: Any, match_id: str, outcome: MatchOutcome, cap: int = replays.BOT_LOG_CAP
+    r: Any, match_id: str, outcome: PlayedMatch, cap: int = replays.BOT_LOG_CAP
 ) -> None:
     """Replays and bot output of the run whose result was recorded (stale ones replaced)."""
     r.delete(store.Keys.replay(match_id))

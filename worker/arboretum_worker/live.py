@@ -1,8 +1,9 @@
 """Live games: what a running league match publishes for the web's spectators, through Redis.
 
-The worker's private referee runs in the job's process; :class:`LivePublisher` subscribes to its
-spectator stream (``Referee.watch``: the public messages of the ``WatchMatch`` RPC, as plain
-values) as soon as the match is created, turns each message into public JSON events
+The worker's private referee runs in the job's process; :class:`LivePublisher` subscribes to the
+match's spectator stream through the match API (``MatchHandle.watch()`` of
+:mod:`arboretum_server.runner`: the public messages of the ``WatchMatch`` RPC, as plain values)
+as soon as the match is created, turns each message into public JSON events
 (:class:`LiveEncoder`) and appends them, in batches, to the Redis stream ``arena:live:{match}``
 (:func:`live_key`; entry fields ``a``, the attempt, and ``e``, one JSON event). The web relays
 them to browsers (``arboretum_web.live``).
@@ -42,7 +43,6 @@ import contextlib
 import json
 import logging
 import secrets
-from collections.abc import Callable
 from typing import Any, Protocol
 
 from .store import Keys
@@ -87,12 +87,12 @@ def mark_watched(r: Any, match_id: str, ttl_s: int = WATCHED_TTL_S) -> None:
     r.set(watched_key(match_id), b"1", ex=ttl_s)
 
 
-class Watching(Protocol):
-    """The part of the private referee the publisher uses (``arboretum_server.Referee``)."""
+class Watchable(Protocol):
+    """What the publisher watches: a match on the private referee
+    (``arboretum_server.runner.MatchHandle``), whose ``watch()`` is a subscription with a
+    ``queue`` of messages (``None`` at the end), ``overflowed`` and ``close()``."""
 
-    def watch(self, match_id: str) -> Any: ...
-
-    def unwatch(self, match_id: str, watcher: Any) -> None: ...
+    def watch(self) -> Any: ...
 
 
 class LiveEncoder:
@@ -232,17 +232,14 @@ class LivePublisher:
         self._task: asyncio.Task[None] | None = None
         self._flush_now = asyncio.Event()
 
-    def start(self, referee: Watching, referee_match_id: str) -> None:
-        """Subscribe to the match on the private referee (call it right after CreateMatch)."""
+    def start(self, match: Watchable) -> None:
+        """Subscribe to the match on the private referee (call it right after creating it)."""
         try:
-            watcher = referee.watch(referee_match_id)
+            watch = match.watch()
         except Exception as exc:
             log.warning("match %s: not published live: %s", self.match_id, exc)
             return
-        self._task = asyncio.create_task(
-            self._pump(watcher, lambda: referee.unwatch(referee_match_id, watcher)),
-            name=f"live {self.match_id}",
-        )
+        self._task = asyncio.create_task(self._pump(watch), name=f"live {self.match_id}")
 
     async def stop(self, timeout: float = 5.0) -> None:
         """Write what is left at once and wait for it (the stream ends with the match)."""
@@ -257,9 +254,9 @@ class LivePublisher:
         except Exception as exc:  # already logged by the task
             log.debug("match %s: live publishing: %r", self.match_id, exc)
 
-    async def _pump(self, watcher: Any, unwatch: Callable[[], None]) -> None:
+    async def _pump(self, watch: Any) -> None:
         encoder = LiveEncoder(self.attempt)
-        queue: asyncio.Queue[Any] = watcher.queue
+        queue: asyncio.Queue[Any] = watch.queue
         pending: list[Any] = []  # the referee's messages not written yet
         watched = self.always
         try:
@@ -278,13 +275,13 @@ class LivePublisher:
                     batch, pending = pending, []
                     await asyncio.to_thread(self._write, encoder, batch, over)
                 if over:
-                    if getattr(watcher, "overflowed", False):
+                    if watch.overflowed:
                         log.warning("match %s: live stream fell behind; stopped", self.match_id)
                     return
         except Exception as exc:
             log.warning("match %s: live publishing stopped: %s", self.match_id, exc)
         finally:
-            unwatch()
+            watch.close()
 
     def _write(self, encoder: LiveEncoder, messages: list[Any], over: bool) -> None:
         """Encode and write ``messages`` (in the writer thread: a late first viewer's backlog can

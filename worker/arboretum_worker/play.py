@@ -1,24 +1,24 @@
-"""Playing one league match on a private referee, over gRPC, with every bot in its sandbox.
+"""Playing one league match on a private referee, with every bot in its sandbox.
 
 :func:`play_match` is what a match job does between reading its plan from the store and recording
-the outcome: it starts a grpc.aio referee (``arboretum_server``) listening on the unix socket
-``<match dir>/referee.sock``, creates the match over gRPC with the admin token, starts each seat's
-bot in its sandbox with the seat token (the match directory is mounted into the sandboxes, so the
-bots reach the socket), waits for the match to end, fetches the results (``GetMatch``) and every
-game's replay (``GetReplay``, from the referee's memory: it writes no replay files), and in any
-case kills the sandboxes and stops the referee. A match may be a series of games (one seed each,
-``MatchPlan.game_seeds``); a seat whose process exits during a series gets a fresh one (see
-:func:`_wait_for_end`).
+the outcome: it starts a referee (``arboretum_server``) in this process, listening only on the
+unix socket ``<match dir>/referee.sock`` for the bots' streams, creates the match through the
+in-process match API (:mod:`arboretum_server.runner`: direct calls, no protobuf), starts each
+seat's bot in its sandbox with the seat token (the match directory is mounted into the sandboxes,
+so the bots reach the socket), waits for the match to end, takes the results (the engine's
+``GameResult`` and the faults per game) and every game's replay from the referee's memory (it
+writes no replay files), and in any case kills the sandboxes and stops the referee. A match may
+be a series of games (one seed each, ``MatchPlan.game_seeds``); a seat whose process exits during
+a series gets a fresh one (see :func:`_wait_for_end`).
 
 It must run in the process that plays the match: rq forks a work horse per job, and neither a
-gRPC channel nor an asyncio loop survives a fork, so they are all created here, inside the job.
+gRPC server nor an asyncio loop survives a fork, so they are all created here, inside the job.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -26,16 +26,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from arboretum_sdk.info import FaultPolicy, GameEnd, TimeControl
+
 from .sandbox.capture import MARKER_ROOM, truncation_marker
 
 if TYPE_CHECKING:
+    from arboretum_server import MatchConfig
+    from arboretum_server.runner import MatchHandle
+
     from .live import LivePublisher
 
 __all__ = [
     "MatchError",
-    "MatchOutcome",
     "MatchPlan",
-    "PlayedGame",
+    "PlayedMatch",
     "SeatPlan",
     "WorkerStopping",
     "play_match",
@@ -45,8 +49,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-ADMIN_METADATA = "x-arena-admin-token"
-PROTOCOL_VERSION = 1
 SOCKET_NAME = "referee.sock"
 # How often the worker checks the bots' processes while the match runs; the match's end itself
 # wakes it at once (the referee is in this process).
@@ -99,25 +101,17 @@ class MatchPlan:
     """Empty, or each game's seed (then ``seed`` derives none of them)."""
 
 
-@dataclass(frozen=True)
-class PlayedGame:
-    """One finished game, per seat: rank (1 = best), total points, forfeited, faults."""
-
-    game_index: int
-    seed: int
-    ranks: tuple[int, ...]
-    totals: tuple[int, ...]
-    forfeited: tuple[bool, ...]
-    faults: tuple[int, ...]
-    turns: int
-
-
 @dataclass
-class MatchOutcome:
+class PlayedMatch:
+    """A match as the job played it: the referee's outcome, replays, bot output and timings."""
+
     referee_match_id: str
     status: str
+    """The referee's ``MatchStatus`` value: ``finished``, ``cancelled`` or ``failed``."""
     reason: str
-    games: list[PlayedGame] = field(default_factory=list)
+    games: list[GameEnd] = field(default_factory=list)
+    """Each finished game, in order: the engine's ``result`` (ranks, totals), ``faults`` per
+    seat, ``seed``, ``game_index``."""
     replays: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -139,7 +133,7 @@ def run_play_match(
     deadline_s: float,
     output_cap: int,
     live: LivePublisher | None = None,
-) -> MatchOutcome:
+) -> PlayedMatch:
     """Synchronous entry point: a fresh event loop for this match (uvloop when installed, as
     ``arena serve`` runs the referee; see :mod:`arboretum_sdk.eventloop`), closed at the end."""
     from arboretum_sdk import eventloop
@@ -166,200 +160,165 @@ async def play_match(
     deadline_s: float,
     output_cap: int,
     live: LivePublisher | None = None,
-) -> MatchOutcome:
+) -> PlayedMatch:
     """Play ``plan`` on a private referee (see the module's docstring). ``live``, when given,
     publishes the match's public events as the referee produces them (:mod:`.live`)."""
-    import grpc
-
-    from arboretum_proto.v1 import common_pb2, match_pb2, match_pb2_grpc
-
     from .referee import start_private_referee
 
     started = time.monotonic()
     socket_path = match_dir / SOCKET_NAME
-    admin_token = secrets.token_urlsafe(24)
-    referee = await start_private_referee(socket_path, admin_token)
-    bots: list[Any] = []
-    retired: list[list[str]] = [[] for _ in plan.seats]
-    """Per seat, the output of each process that exited before the match ended."""
-    metadata = ((ADMIN_METADATA, admin_token),)
+    runner = await start_private_referee(socket_path)
+    seats = _Seats(plan, match_dir, socket_path, start_bot)
     try:
-        async with grpc.aio.insecure_channel(f"unix:{socket_path}") as channel:
-            stub = match_pb2_grpc.MatchServiceStub(channel)
-            config = match_pb2.MatchConfig(
-                player_count=plan.players,
-                match_seed=plan.seed,
-                game_count=plan.games,
-                time_control=common_pb2.TimeControl(
-                    per_decision_ms=plan.per_decision_ms, bank_ms=plan.bank_ms
-                ),
-                fault_policy=common_pb2.FaultPolicy(faults_to_forfeit=plan.faults_to_forfeit),
-                seat_names=[seat.name for seat in plan.seats],
-                start_timeout_ms=START_TIMEOUT_MS,
-                game_seeds=plan.game_seeds,
-            )
-            created = await stub.CreateMatch(
-                match_pb2.CreateMatchRequest(
-                    protocol_version=PROTOCOL_VERSION, config=config, match_id=plan.match_id
-                ),
-                metadata=metadata,
-                timeout=30,
-            )
-            created_at = time.monotonic()
-            tokens = {t.seat: t.token for t in created.seat_tokens}
-            ref_id = created.match_id
-            if live is not None:
-                live.start(referee, ref_id)
-            log.info("match %s: created on the private referee", ref_id)
-            # All seats' sandboxes start at once (each start is a blocking spawn, in a thread).
-            started_bots = await asyncio.gather(
-                *(
-                    asyncio.to_thread(
-                        start_bot, seat, seat_plan, socket_path, tokens[seat],
-                        match_dir / f"seat{seat}.log",
-                    )
-                    for seat, seat_plan in enumerate(plan.seats)
-                ),
-                return_exceptions=True,
-            )  # fmt: skip
-            failures = [b for b in started_bots if isinstance(b, BaseException)]
-            bots.extend(b for b in started_bots if not isinstance(b, BaseException))
-            if failures:
-                raise MatchError(f"a bot's sandbox did not start: {failures[0]}") from failures[0]
-
-            async def restart(seat: int, count: int) -> None:
-                """A fresh process for a seat whose process exited (its output is kept)."""
-                old = bots[seat]
-                await asyncio.to_thread(old.kill)
-                retired[seat].append(_output_of(old))
-                bots[seat] = await asyncio.to_thread(
-                    start_bot, seat, plan.seats[seat], socket_path, tokens[seat],
-                    match_dir / f"seat{seat}-restart{count}.log",
-                )  # fmt: skip
-
-            info = await _wait_for_end(
-                stub, match_pb2, ref_id, started, deadline_s, referee, bots, plan.games, restart
-            )
-            games_seconds = time.monotonic() - created_at
-            status = common_pb2.MatchStatus.Name(info.status).removeprefix("MATCH_STATUS_").lower()
-            outcome = MatchOutcome(
-                referee_match_id=ref_id,
-                status=status,
-                reason=info.reason,
-                games_seconds=games_seconds,
-            )
-            for result in sorted(info.results, key=lambda r: r.game_index):
-                seats = sorted(result.seats, key=lambda s: s.seat)
-                outcome.games.append(
-                    PlayedGame(
-                        game_index=result.game_index,
-                        seed=result.seed,
-                        ranks=tuple(s.rank for s in seats),
-                        totals=tuple(s.total for s in seats),
-                        forfeited=tuple(s.forfeited for s in seats),
-                        faults=tuple(s.faults for s in seats),
-                        turns=result.turns,
-                    )
-                )
-            for game in outcome.games:
-                reply = await stub.GetReplay(
-                    match_pb2.GetReplayRequest(
-                        protocol_version=PROTOCOL_VERSION,
-                        match_id=ref_id,
-                        game_index=game.game_index,
-                    ),
-                    metadata=metadata,
-                    timeout=30,
-                )
-                outcome.replays.append(reply.replay_json)
-    finally:
-        # all sandboxes at once (each kill waits until none of its processes is left)
-        killed = await asyncio.gather(
-            *(asyncio.to_thread(bot.kill) for bot in bots), return_exceptions=True
+        handle = await runner.create(match_config(plan), plan.match_id)
+        created_at = time.monotonic()
+        if live is not None:
+            live.start(handle)
+        log.info("match %s: created on the private referee", handle.match_id)
+        await seats.start(handle.tokens)
+        await _wait_for_end(handle, seats, started, deadline_s)
+        outcome = handle.outcome()
+        played = PlayedMatch(
+            referee_match_id=handle.match_id,
+            status=outcome.status.value,
+            reason=outcome.reason,
+            games=list(outcome.games),
+            replays=await handle.replays(),
+            games_seconds=time.monotonic() - created_at,
         )
-        for failure in killed:
-            if isinstance(failure, BaseException):  # the others were cleaned up all the same
-                log.error("match %s: killing a sandbox failed: %r", plan.match_id, failure)
+    finally:
+        await seats.kill()
         if live is not None:  # its stream ends with the match; a stopped match has no end
             await live.stop(0.5 if _stopping.is_set() else 5.0)
-        await referee.stop(1.0)
-    outcome.outputs = [
-        _capped(
-            "".join(f"{text}\n{_RESTART_NOTE}\n" for text in retired[seat]) + _output_of(bot),
-            output_cap,
-        )
-        for seat, bot in enumerate(bots)
-    ]
-    outcome.seconds = time.monotonic() - started
-    return outcome
+        await runner.stop(1.0)
+    played.outputs = seats.outputs(output_cap)
+    played.seconds = time.monotonic() - started
+    return played
 
 
-Restart = Callable[[int, int], Any]
-"""``await restart(seat, count)``: replace the seat's exited process by a fresh one."""
+def match_config(plan: MatchPlan) -> MatchConfig:
+    """The referee's ``MatchConfig`` for ``plan``."""
+    from arboretum_server import MatchConfig
+
+    return MatchConfig(
+        players=plan.players,
+        match_seed=plan.seed,
+        game_count=plan.games,
+        time_control=TimeControl(per_decision_ms=plan.per_decision_ms, bank_ms=plan.bank_ms),
+        fault_policy=FaultPolicy(faults_to_forfeit=plan.faults_to_forfeit),
+        seat_names=tuple(seat.name for seat in plan.seats),
+        start_timeout_ms=START_TIMEOUT_MS,
+        game_seeds=plan.game_seeds,
+    )
+
 
 _RESTART_NOTE = (
     "[arena: the bot process exited; a fresh process took the seat for the rest of the series]"
 )
 
 
+class _Seats:
+    """The bot processes of a match's seats, one sandbox each, and those that exited early."""
+
+    def __init__(
+        self, plan: MatchPlan, match_dir: Path, socket_path: Path, start_bot: StartBot
+    ) -> None:
+        self.plan = plan
+        self.match_dir = match_dir
+        self.socket_path = socket_path
+        self.start_bot = start_bot
+        self.tokens: tuple[str, ...] = ()
+        self.bots: list[Any] = []
+        self.retired: list[list[str]] = [[] for _ in plan.seats]
+        """Per seat, the output of each process that exited before the match ended."""
+
+    async def start(self, tokens: tuple[str, ...]) -> None:
+        """Every seat's sandbox at once (each start is a blocking spawn, in a thread)."""
+        self.tokens = tokens
+        started = await asyncio.gather(
+            *(
+                asyncio.to_thread(self._start, seat, match_dir_log(self.match_dir, seat, 0))
+                for seat in range(len(self.plan.seats))
+            ),
+            return_exceptions=True,
+        )
+        failures = [b for b in started if isinstance(b, BaseException)]
+        self.bots.extend(b for b in started if not isinstance(b, BaseException))
+        if failures:
+            raise MatchError(f"a bot's sandbox did not start: {failures[0]}") from failures[0]
+
+    def _start(self, seat: int, log_path: Path) -> Any:
+        plan = self.plan.seats[seat]
+        return self.start_bot(seat, plan, self.socket_path, self.tokens[seat], log_path)
+
+    async def restart(self, seat: int, count: int) -> None:
+        """A fresh process for a seat whose process exited (its output is kept)."""
+        old = self.bots[seat]
+        await asyncio.to_thread(old.kill)
+        self.retired[seat].append(_output_of(old))
+        log_path = match_dir_log(self.match_dir, seat, count)
+        self.bots[seat] = await asyncio.to_thread(self._start, seat, log_path)
+
+    async def kill(self) -> None:
+        """All sandboxes at once (each kill waits until none of its processes is left)."""
+        killed = await asyncio.gather(
+            *(asyncio.to_thread(bot.kill) for bot in self.bots), return_exceptions=True
+        )
+        for failure in killed:
+            if isinstance(failure, BaseException):  # the others were cleaned up all the same
+                log.error("match %s: killing a sandbox failed: %r", self.plan.match_id, failure)
+
+    def outputs(self, cap: int) -> list[str]:
+        """Each seat's output (its exited processes' first), capped."""
+        return [
+            _capped(
+                "".join(f"{text}\n{_RESTART_NOTE}\n" for text in self.retired[seat])
+                + _output_of(bot),
+                cap,
+            )
+            for seat, bot in enumerate(self.bots)
+        ]
+
+
+def match_dir_log(match_dir: Path, seat: int, restart: int) -> Path:
+    """The log of a seat's first process, or of its ``restart``-th fresh one."""
+    return match_dir / (f"seat{seat}.log" if restart == 0 else f"seat{seat}-restart{restart}.log")
+
+
 async def _wait_for_end(
-    stub: Any,
-    match_pb2: Any,
-    ref_id: str,
-    started: float,
-    deadline_s: float,
-    referee: Any,
-    bots: list[Any],
-    games: int,
-    restart: Restart,
-) -> Any:
-    """Wait until the match is over (woken by its end on the in-process referee, else every
-    ``POLL_INTERVAL_S`` to look at the bots' processes), then ``GetMatch`` once: its info.
+    handle: MatchHandle, seats: _Seats, started: float, deadline_s: float
+) -> None:
+    """Wait until the match is over (woken by its end, else every ``POLL_INTERVAL_S`` to look
+    at the bots' processes).
 
     A bot process that exits is reported to the referee as a crash (the seat's decisions then
     fault at once for the rest of the game in progress, so it forfeits that game unless the fresh
     process connects in time) and, in a series, replaced by a fresh process, at most ``games``
     times per seat; from the next game on the seat waits on its clock for it. The fresh process
     has seen no deal before, so isolation holds."""
-    from arboretum_proto.v1 import common_pb2
-
-    over = {
-        common_pb2.MATCH_STATUS_FINISHED,
-        common_pb2.MATCH_STATUS_CANCELLED,
-        common_pb2.MATCH_STATUS_FAILED,
-    }
-    request = match_pb2.GetMatchRequest(protocol_version=PROTOCOL_VERSION, match_id=ref_id)
-    restarts = [0] * len(bots)
+    games = seats.plan.games
+    restarts = [0] * len(seats.bots)
     crashed: set[int] = set()
-    ended = False
     while True:
-        if ended:
-            reply = await stub.GetMatch(request, timeout=30)
-            if reply.match.status in over:
-                return reply.match
-        for seat, bot in enumerate(bots):
+        for seat, bot in enumerate(seats.bots):
             code = getattr(bot, "returncode", None)
             if code is None or seat in crashed:
                 continue
-            log.info("match %s: the bot of seat %d exited (status %s)", ref_id, seat, code)
-            try:
-                referee.report_crash(ref_id, seat, f"the bot process exited with status {code}")
-            except Exception as exc:  # the match may have just ended
-                log.debug("match %s: report_crash: %s", ref_id, exc)
+            log.info("match %s: the bot of seat %d exited (status %s)", handle.match_id, seat, code)
+            handle.report_crash(seat, f"the bot process exited with status {code}")
             if restarts[seat] < games and games > 1:
                 restarts[seat] += 1
-                try:  # first: the seat then waits for the fresh process from the next game on
-                    referee.report_restart(ref_id, seat)
-                except Exception as exc:  # the match may have just ended
-                    log.debug("match %s: report_restart: %s", ref_id, exc)
-                await restart(seat, restarts[seat])
+                # first: the seat then waits for the fresh process from the next game on
+                handle.report_restart(seat)
+                await seats.restart(seat, restarts[seat])
             else:
                 crashed.add(seat)
         if time.monotonic() - started > deadline_s:
             raise MatchError(f"the match did not end within {deadline_s:.0f} s")
         if _stopping.is_set():
             raise WorkerStopping("the worker was stopped before the match finished")
-        ended = await referee.wait_match(ref_id, POLL_INTERVAL_S)
+        if await handle.wait(POLL_INTERVAL_S):
+            return
 
 
 def _output_of(bot: Any) -> str:

@@ -1,48 +1,42 @@
-"""The worker's private referee: ``arboretum_server`` in-process, on a unix socket.
+"""The worker's private referee: ``arboretum_server`` in-process, bots on a unix socket.
 
-A thin adapter over the server's in-process API, so the rest of the league depends on one function.
+A thin adapter over the server's in-process match API (:mod:`arboretum_server.runner`), so the
+rest of the league depends on one function.
 """
 
 from __future__ import annotations
 
 import logging
+import secrets
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING
 
-__all__ = ["PrivateReferee", "start_private_referee"]
+if TYPE_CHECKING:
+    from arboretum_server.runner import MatchRunner
+
+__all__ = ["start_private_referee"]
 
 log = logging.getLogger(__name__)
 
 
-class PrivateReferee(Protocol):
-    async def stop(self, grace: float | None) -> Any: ...
+async def start_private_referee(socket_path: Path) -> MatchRunner:
+    """Start a referee listening only on ``unix:<socket_path>`` (for the bots' streams) and
+    return the runner that drives its matches in this process.
 
-    def report_crash(self, match_id: str, seat: int, reason: str = "") -> None: ...
-
-    def report_restart(self, match_id: str, seat: int) -> None: ...
-
-    async def wait_match(self, match_id: str, timeout: float) -> bool: ...
-
-    def watch(self, match_id: str) -> Any: ...
-
-    def unwatch(self, match_id: str, watcher: Any) -> None: ...
-
-
-async def start_private_referee(socket_path: Path, admin_token: str) -> PrivateReferee:
-    """Start a referee listening only on ``unix:<socket_path>``, with this admin token.
-
-    It writes no replay files: whoever needs a game's replay fetches it over gRPC (``GetReplay``)
-    from the referee's memory (a match job does, and stores it in Redis), and files in the match
-    directory would be deleted with it unread."""
-    from arboretum_server import Settings, start_referee
+    It writes no replay files (``handle.replays()`` reads them from the referee's memory, and
+    files in the match directory would be deleted with it unread). Its admin service is there
+    but unused: its token is random and known to nobody (a generated one would be written to a
+    file)."""
+    from arboretum_server import Settings
+    from arboretum_server.runner import MatchRunner
 
     settings = Settings(
         listen=(f"unix:{socket_path}",),
-        admin_token=admin_token,
+        admin_token=secrets.token_urlsafe(24),
         replay_dir=None,
         max_matches=4,
         keep_finished=16,
     )
-    referee: PrivateReferee = await start_referee(settings)
+    runner = await MatchRunner.start(settings)
     log.debug("private referee listening on unix:%s", socket_path)
-    return referee
+    return runner

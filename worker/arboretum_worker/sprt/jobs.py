@@ -109,7 +109,7 @@ def _play_batch(
                 f"{outcome.reason or '-'}"
             )
         for game in outcome.games:
-            scores[game.game_index].append(new_score(order, game.ranks))
+            scores[game.game_index].append(new_score(order, game.result.ranks))
         log.info(
             "sprt %s batch %d seating %d: %d games in %.1f s",
             test.id,

@@ -129,8 +129,7 @@ class _Pairs:
     def game(self, batch: int, seating: int, run: MatchRun, result: Any) -> None:
         if self.state.verdict is not None:
             return  # the test has ended: later games are not counted
-        seats = sorted(result.seats, key=lambda s: s.seat)
-        score = new_score(run.seats, [s.rank for s in seats])
+        score = new_score(run.seats, list(result.result.ranks))
         key = (batch, result.game_index)
         pair = self.scores.setdefault(key, {})
         pair[seating] = score
