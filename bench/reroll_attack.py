@@ -17,8 +17,14 @@ Printed per number of games per version: the attacker's mean board value minus t
 author's (the gain), for the value the board ranks by and for the fitted rating it leads with,
 with the standard error over the trials. Goal: the gain on the board under 10 Elo.
 
+**On a ladder** (``--ladder``), each new version retires the last, so the 5 versions cannot all
+play on. The attacker re-rolls while its version's fitted rating after 40 games is below 1500
+(the middle of the field), keeps the first that is above (or the fifth), and that one plays on to
+the given number of games; the retired ones stay provisional with their 40 games.
+
     .venv/bin/python bench/reroll_attack.py                     # 300 trials
     .venv/bin/python bench/reroll_attack.py --trials 1000 --games 40 100 400
+    .venv/bin/python bench/reroll_attack.py --ladder --games 100 200 400
 """
 
 from __future__ import annotations
@@ -70,6 +76,34 @@ def league(mine: int, games: int, rng: np.random.Generator) -> list[Game]:
     return [(tuple(s), tuple(r)) for s, r in rank_games(true, seats, rng)]
 
 
+def one_on_one(
+    version: str, count: int, true: dict[str, float], rng: np.random.Generator
+) -> list[Game]:
+    """``count`` games of ``version`` against random honest versions, and as many among them."""
+    honest = [v for v in true if v.startswith("h")]
+    seats = [(version, honest[rng.integers(len(honest))]) for _ in range(count)]
+    for _ in range(count):
+        a, b = rng.choice(len(honest), 2, replace=False)
+        seats.append((honest[a], honest[b]))
+    return [(tuple(s), tuple(r)) for s, r in rank_games(true, seats, rng)]
+
+
+def ladder_value(games: int, attack: bool, rng: np.random.Generator) -> tuple[float, float]:
+    """The attacker's (or the honest author's) board value on a ladder: see the module doc."""
+    true = {f"h{k}": s for k, s in enumerate(spread(10, 50.0).values())}
+    played: list[Game] = one_on_one("h0", 0, true, rng)
+    for k in range(REROLLS if attack else 1):
+        version = f"{ATTACKER}{k}"
+        true[version] = 1500.0
+        played += one_on_one(version, 40, true, rng)
+        mine = next(f for f in fit_from_games(played) if f.version == version)
+        if not attack or mine.elo >= 1500.0:
+            break
+    played += one_on_one(version, games - 40, true, rng)
+    value, elo, _provisional = board_value(played)
+    return value, elo
+
+
 def live_value(games: Sequence[Game], mine: int) -> float:
     """The old board: the best live rating (centred) among the attacker's versions."""
     skills: dict[str, Skill] = {}
@@ -105,9 +139,21 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=300)
     parser.add_argument("--games", type=int, nargs="+", default=[40, 100, 200, 400])
     parser.add_argument("--seed", type=int, default=23)
+    parser.add_argument("--ladder", action="store_true", help="the ladder's attack (see above)")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     started = time.monotonic()
+    if args.ladder:
+        print(f"{args.trials} trials per row; on a ladder (re-roll while below 1500 at 40 games)")
+        print("games of the kept version  gain: ranked value  gain: fitted rating")
+        for games in args.games:
+            attack = [ladder_value(games, True, rng) for _ in range(args.trials)]
+            honest = [ladder_value(games, False, rng) for _ in range(args.trials)]
+            ranked = gain([a[0] for a in attack], [h[0] for h in honest])
+            shown = gain([a[1] for a in attack], [h[1] for h in honest])
+            print(f"{games:>25}  {ranked:>18}  {shown:>19}")
+        print(f"({time.monotonic() - started:.0f} s)")
+        return
     print(f"{args.trials} trials per row; gains in Elo with their 95% margin")
     old_attack, old_honest = [], []
     for _ in range(args.trials):
