@@ -15,7 +15,7 @@ The rules are those of the arena's RULES.md; see ``docs/`` for the replay format
 engine guide.
 """
 
-from .cards import ALL_CARDS, Card, Cell, Species
+from .cards import ALL_CARDS, ID_SPECIES, ID_VALUE, Card, Cell, Species, card_id
 from .decisions import DECK, Decision, DecisionKind, Draw, Play, parse_decision
 from .determinize import determinize
 from .errors import (
@@ -56,6 +56,8 @@ __all__ = [
     "DECK",
     "ENGINE_VERSION",
     "HAND_SIZE",
+    "ID_SPECIES",
+    "ID_VALUE",
     "REPLAY_FORMAT",
     "REPLAY_VERSION",
     "RULES_VERSION",
@@ -88,6 +90,7 @@ __all__ = [
     "SeatView",
     "Species",
     "SpeciesScore",
+    "card_id",
     "derive_bot_seed",
     "derive_game_seed",
     "determinize",

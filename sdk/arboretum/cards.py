@@ -1,7 +1,9 @@
 """Species, cards and cells: the small value types, each with a text form that round-trips.
 
 Cards are interned: ``Card(Species.OAK, 5) is Card.parse("OA5")``. Each card also has a dense
-integer ``id`` (``species.index * 8 + value - 1``, 0..79) that the engine uses internally.
+integer ``id`` (0..79; ``ALL_CARDS[id]`` is the card) that the engine uses internally. Code that
+works on ids, such as the built-in bots' path tables, reads them through :data:`ID_SPECIES`,
+:data:`ID_VALUE` and :func:`card_id`, never from how an id is made.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import Any, ClassVar, NamedTuple
 
 from .errors import NotationError
 
-__all__ = ["ALL_CARDS", "Card", "Cell", "Species"]
+__all__ = ["ALL_CARDS", "ID_SPECIES", "ID_VALUE", "Card", "Cell", "Species", "card_id"]
 
 
 class Species(StrEnum):
@@ -154,6 +156,17 @@ class Card:
 
 
 ALL_CARDS: tuple[Card, ...] = tuple(Card(s, v) for s in _SPECIES_BY_INDEX for v in range(1, 9))
+
+ID_SPECIES: tuple[int, ...] = tuple(card.species.index for card in ALL_CARDS)
+"""``Card.id`` -> the index of the card's species (:attr:`Species.index`)."""
+ID_VALUE: tuple[int, ...] = tuple(card.value for card in ALL_CARDS)
+"""``Card.id`` -> the card's value, 1 to 8."""
+
+
+def card_id(species_index: int, value: int) -> int:
+    """The ``id`` of the card of this species (its :attr:`Species.index`) and value (1 to 8)."""
+    return species_index * 8 + value - 1
+
 
 _CELL_RE = re.compile(r"^\s*\(?\s*(-?\d+)\s*,\s*(-?\d+)\s*\)?\s*$")
 

@@ -1,8 +1,9 @@
 """Shared pieces of the built-in bots: exact "what if" path scoring and the right-to-score model.
 
-Cards are card ids (``Card.id``: species index * 8 + value - 1) and cells are the engine's packed
-cells (:func:`arboretum.grid.pack`: neighbours differ by 1 and ``STRIDE``), so that a bot can score
-thousands of hypothetical placements per decision.
+Cards are card ids (``Card.id``, read through the engine's ``ID_SPECIES`` and ``ID_VALUE``) and
+cells are the engine's packed cells (:func:`arboretum.grid.pack`: neighbours differ by 1 and
+``STRIDE``), so that a bot can score thousands of hypothetical placements per decision. This is
+the one path table of the built-in bots (greedy, search, lookahead, expert and the planner).
 
 :class:`PathTable` holds, for one arboretum and every species, the best chain going down and going
 up in value from each placed card. Because values strictly increase along a path, the part of a
@@ -21,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
-from arboretum import SeatView
+from arboretum import ID_SPECIES, ID_VALUE, SeatView, card_id
 from arboretum.grid import ORIGIN, STRIDE
 
 __all__ = [
@@ -74,23 +75,24 @@ class PathTable:
         self.up: list[dict[int, int]] = [{} for _ in range(10)]
         self.run_down: list[dict[int, tuple[int, int]]] = [{} for _ in range(10)]
         self.run_up: list[dict[int, tuple[int, int]]] = [{} for _ in range(10)]
-        order = sorted(cells, key=lambda p: cells[p] & 7)
+        value_of, species_of = ID_VALUE, ID_SPECIES
+        order = sorted(cells, key=lambda p: value_of[cells[p]])
         get = cells.get
         for s in self.species:
             down: dict[int, int] = {}
             rdown: dict[int, tuple[int, int]] = {}
             for p in order:
                 c = cells[p]
-                v = c & 7
-                own = c >> 3 == s
-                best = (2 if v == 0 else 1) if own else NEG
-                run = (1, 1 if v == 0 else 0) if own else (0, 0)
+                v = value_of[c]
+                own = species_of[c] == s
+                best = (2 if v == 1 else 1) if own else NEG
+                run = (1, 1 if v == 1 else 0) if own else (0, 0)
                 for q in (p + 1, p - 1, p + STRIDE, p - STRIDE):
                     cq = get(q)
-                    if cq is not None and cq & 7 < v:
+                    if cq is not None and value_of[cq] < v:
                         if down[q] + 1 > best:
                             best = down[q] + 1
-                        if own and cq >> 3 == s:
+                        if own and species_of[cq] == s:
                             ln, bn = rdown[q]
                             if 2 * (ln + 1) + bn > 2 * run[0] + run[1]:
                                 run = (ln + 1, bn)
@@ -101,64 +103,65 @@ class PathTable:
             top = 0
             for p in reversed(order):
                 c = cells[p]
-                v = c & 7
-                own = c >> 3 == s
-                best = (3 if v == 7 else 1) if own else NEG
-                run = (1, 2 if v == 7 else 0) if own else (0, 0)
+                v = value_of[c]
+                own = species_of[c] == s
+                best = (3 if v == 8 else 1) if own else NEG
+                run = (1, 2 if v == 8 else 0) if own else (0, 0)
                 for q in (p + 1, p - 1, p + STRIDE, p - STRIDE):
                     cq = get(q)
-                    if cq is not None and cq & 7 > v:
+                    if cq is not None and value_of[cq] > v:
                         if up[q] + 1 > best:
                             best = up[q] + 1
                         if own:
-                            if cq >> 3 == s:
+                            if species_of[cq] == s:
                                 ln, bn = rup[q]
                                 if 2 * (ln + 1) + bn > 2 * run[0] + run[1]:
                                     run = (ln + 1, bn)
-                            if up[q] > 0 and up[q] + 1 + (v == 0) > top:  # a path from p up
-                                top = up[q] + 1 + (v == 0)
+                            if up[q] > 0 and up[q] + 1 + (v == 1) > top:  # a path from p up
+                                top = up[q] + 1 + (v == 1)
                 up[p] = best
                 rup[p] = run
-                if own and run[0] >= 4 and 2 * run[0] + run[1] + (v == 0) > top:
-                    top = 2 * run[0] + run[1] + (v == 0)
+                if own and run[0] >= 4 and 2 * run[0] + run[1] + (v == 1) > top:
+                    top = 2 * run[0] + run[1] + (v == 1)
             self.down[s], self.up[s], self.run_down[s], self.run_up[s] = down, up, rdown, rup
             self.best[s] = top
 
     def through(self, cell: int, card: int, s: int) -> int:
         """The best path of species ``s`` through ``card`` placed on the empty ``cell`` (``NEG``
         when it makes none)."""
-        v = card & 7
-        own = card >> 3 == s
+        value_of, species_of = ID_VALUE, ID_SPECIES
+        v = value_of[card]
+        own = species_of[card] == s
         down, up = self.down[s], self.up[s]
         low = high = NEG
-        rlow, blow = 0, 1 if v == 0 else 0
-        rhigh, bhigh = 0, 2 if v == 7 else 0
+        rlow, blow = 0, 1 if v == 1 else 0
+        rhigh, bhigh = 0, 2 if v == 8 else 0
         get = self.cells.get
         for q in (cell + 1, cell - 1, cell + STRIDE, cell - STRIDE):
             cq = get(q)
             if cq is None:
                 continue
-            vq = cq & 7
+            vq = value_of[cq]
             if vq < v:
                 if down[q] > low:
                     low = down[q]
-                if own and cq >> 3 == s:
+                if own and species_of[cq] == s:
                     ln, bn = self.run_down[s][q]
                     if 2 * ln + bn > 2 * rlow + blow:
                         rlow, blow = ln, bn
             elif vq > v:
                 if up[q] > high:
                     high = up[q]
-                if own and cq >> 3 == s:
+                if own and species_of[cq] == s:
                     ln, bn = self.run_up[s][q]
                     if 2 * ln + bn > 2 * rhigh + bhigh:
                         rhigh, bhigh = ln, bn
         best = 1 + low + high if low > 0 and high > 0 else NEG
         if own:
-            if high > 0 and 1 + (v == 0) + high > best:
-                best = 1 + (v == 0) + high
-            if low > 0 and 1 + low + 2 * (v == 7) > best:
-                best = 1 + low + 2 * (v == 7)
+            if high > 0 and 1 + (v == 1) + high > best:
+                best = 1 + (v == 1) + high
+            if low > 0 and 1 + low + 2 * (v == 8) > best:
+                best = 1 + low + 2 * (v == 8)
             length = 1 + rlow + rhigh
             if length >= 4 and 2 * length + blow + bhigh > best:
                 best = 2 * length + blow + bhigh
@@ -174,7 +177,7 @@ class PathTable:
                 placed += 1
         if not placed:
             return []
-        own = card >> 3
+        own = ID_SPECIES[card]
         # A path of another species passes through the card: it needs two placed neighbours.
         candidates = self.species if placed >= 2 else (own,)
         out = []
@@ -184,6 +187,14 @@ class PathTable:
             if g > 0:
                 out.append((s, g))
         return out
+
+    def gain(self, cell: int, card: int, weights: Sequence[float] | Mapping[int, float]) -> float:
+        """The growth of the best paths when ``card`` goes to the empty ``cell``, each species'
+        weighted (``weights[species index]``)."""
+        total = 0.0
+        for s, g in self.gains(cell, card):
+            total += weights[s] * g
+        return total
 
     def useful_cells(self, card: int) -> list[tuple[int, list[tuple[int, int]]]]:
         """The free cells where ``card`` grows a best path, each with its :meth:`gains` (in the
@@ -198,7 +209,9 @@ class PathTable:
             self._useful[card] = found
         return found
 
-    def best_gain(self, card: int, weights: Sequence[float]) -> tuple[float, int]:
+    def best_gain(
+        self, card: int, weights: Sequence[float] | Mapping[int, float]
+    ) -> tuple[float, int]:
         """The largest weighted growth of the best paths ``card`` can make on one free cell, and
         that cell (the first free cell when it makes none)."""
         top, where = 0.0, self.free[0]
@@ -231,9 +244,9 @@ class OpponentModel:
         pool_sum = [0.0] * 10
         pool_sq = [0.0] * 10
         for c in unseen:
-            v = (c & 7) + 1
-            pool_sum[c >> 3] += v
-            pool_sq[c >> 3] += v * v
+            v, s = ID_VALUE[c], ID_SPECIES[c]
+            pool_sum[s] += v
+            pool_sq[s] += v * v
         self.holder: dict[int, int] = {}
         """Card id of a 1 or an 8 -> the opponent known to hold it."""
         self.draw_share: dict[int, float] = {}
@@ -247,8 +260,8 @@ class OpponentModel:
             mean = [0.0] * 10
             var = [0.0] * 10
             for c in known:
-                mean[c >> 3] += (c & 7) + 1
-                if c & 7 in (0, 7):
+                mean[ID_SPECIES[c]] += ID_VALUE[c]
+                if ID_VALUE[c] in (1, 8):
                     self.holder[c] = o
             if n and k:
                 fpc = (n - k) / (n - 1) if n > 1 else 0.0
@@ -285,11 +298,11 @@ def _chances(hand: Iterable[int], model: OpponentModel, against: int | None) -> 
     totals = [0.0] * 10
     held = set(hand)
     for c in held:
-        totals[c >> 3] += (c & 7) + 1
+        totals[ID_SPECIES[c]] += ID_VALUE[c]
     out = [1.0] * 10
     seats = model.seats if against is None else (against,)
     for s in model.species:
-        one, eight = s * 8, s * 8 + 7
+        one, eight = card_id(s, 1), card_id(s, 8)
         total = totals[s]
         if eight in held and one not in held:
             total -= 8 * sum(model.holds(one, o) for o in model.seats)

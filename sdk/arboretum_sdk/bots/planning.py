@@ -33,7 +33,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from arboretum import ALL_CARDS, DECK, Decision, DecisionKind, Draw, GameState, Play, SeatView
+from arboretum import (
+    ALL_CARDS,
+    DECK,
+    ID_SPECIES,
+    ID_VALUE,
+    Decision,
+    DecisionKind,
+    Draw,
+    GameState,
+    Play,
+    SeatView,
+)
 from arboretum.grid import pack, unpack
 from arboretum.scoring import final_totals, hand_totals
 
@@ -137,7 +148,7 @@ class TurnPlanner:
             if source == DECK:
                 continue
             card = state.discard_pile(source)[-1].id
-            s = card >> 3
+            s = ID_SPECIES[card]
             before = self._value(totals[s], seat, s, table.best[s])
             with_card = [[*h, card] if o == seat else h for o, h in enumerate(hands)]
             after = hand_totals(with_card, s)
@@ -165,7 +176,7 @@ class TurnPlanner:
             held[t] = 1.0 if tot[seat] == max(tot) else 0.0
         choice: tuple[float, int, int] | None = None
         for card in hand:
-            s = card >> 3
+            s = ID_SPECIES[card]
             rest = [c for c in hand if c != card]
             without = hand_totals([rest if o == seat else h for o, h in enumerate(hands)], s)
             weights = held[:]
@@ -186,9 +197,9 @@ class TurnPlanner:
         played = [rest if o == seat else h for o, h in enumerate(hands)]
         before: dict[int, float] = {}
         best_discard, best_value = rest[0], float("-inf")
-        for discard in sorted(rest, key=lambda c: (c & 7, c)):  # the lower card on a tie
+        for discard in sorted(rest, key=lambda c: (ID_VALUE[c], c)):  # the lower card on a tie
             kept = [c for c in rest if c != discard]
-            s = discard >> 3
+            s = ID_SPECIES[discard]
             if s not in before:
                 before[s] = self._value(hand_totals(played, s), seat, s, after[s])
             # What losing the discard costs in its species (every other species is unchanged).

@@ -1,8 +1,9 @@
 """The ``search`` bot: determinized (information-set) Monte Carlo search over a pruned shortlist.
 
-Written with the public SDK only (``arboretum`` and ``arboretum_sdk.Bot``). Each decision:
+Written with the public SDK only (``arboretum``, ``arboretum_sdk.Bot`` and the built-in bots'
+path table, :class:`~arboretum_sdk.bots.paths.PathTable`). Each decision:
 
-1. **Prune.** A cheap path heuristic (the same idea as the greedy bot's) rates every
+1. **Prune.** A cheap path heuristic (the greedy bot's path table) rates every
    (card, cell) placement: the weighted growth of the best path of each species, where a
    species' weight is a rough chance of holding the right to score it. The best ``pairs``
    placements are kept, each with every possible discard: 8 x 8 = 64 candidate plays out of the
@@ -47,144 +48,16 @@ import random
 import time
 from collections.abc import Iterable, Mapping, Sequence
 
-from arboretum import DECK, Card, Cell, Decision, DecisionKind, Draw, Play, SeatView
+from arboretum import DECK, ID_SPECIES, Card, Cell, Decision, DecisionKind, Draw, Play, SeatView
+from arboretum.grid import pack, unpack
 from arboretum.scoring import final_totals
 from arboretum_sdk import Bot
 from arboretum_sdk.bot import Compute
 
 from .compute import Allowance, allowance
+from .paths import PathTable
 
 __all__ = ["SearchBot"]
-
-NEG = -1000.0
-Pos = tuple[int, int]
-
-
-def _neighbours(p: Pos) -> tuple[Pos, Pos, Pos, Pos]:
-    x, y = p
-    return ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1))
-
-
-class _Paths:
-    """Per species, the best chains through one arboretum, for constant-time 'what if' plays.
-
-    ``down[s][p]``: the best (cards + start bonus) of a path going down in value from the card at p
-    to a card of s; ``up[s][p]``: the best (cards + end bonus) going up to a card of s (NEG when
-    there is none). ``run_down``/``run_up``: the same along cards of s only, as (length, bonus).
-    ``best[s]``: the points of the best path of s now (1 per card, doubled single-species runs).
-    """
-
-    def __init__(self, arb: Mapping[Cell, Card], species: Iterable[int]) -> None:
-        self.cards: dict[Pos, tuple[int, int]] = {
-            (c.x, c.y): (card.id >> 3, card.value) for c, card in arb.items()
-        }
-        self.species = tuple(species)
-        self.free: list[Pos] = (
-            sorted({n for p in self.cards for n in _neighbours(p) if n not in self.cards})
-            if self.cards
-            else [(0, 0)]
-        )
-        self.down: dict[int, dict[Pos, float]] = {}
-        self.up: dict[int, dict[Pos, float]] = {}
-        self.run_down: dict[int, dict[Pos, tuple[int, int]]] = {}
-        self.run_up: dict[int, dict[Pos, tuple[int, int]]] = {}
-        self.best: dict[int, float] = {}
-        cards = self.cards
-        order = sorted(cards, key=lambda p: cards[p][1])
-        for s in self.species:
-            down: dict[Pos, float] = {}
-            rdown: dict[Pos, tuple[int, int]] = {}
-            for p in order:
-                sp, v = cards[p]
-                best = (1.0 + (v == 1)) if sp == s else NEG
-                run = (1, int(v == 1)) if sp == s else (0, 0)
-                for n in _neighbours(p):
-                    hit = cards.get(n)
-                    if hit is not None and hit[1] < v:
-                        best = max(best, 1 + down[n])
-                        if sp == s and hit[0] == s:
-                            ln, bn = rdown[n]
-                            if 2 * (ln + 1) + bn > 2 * run[0] + run[1]:
-                                run = (ln + 1, bn)
-                down[p], rdown[p] = best, run
-            up: dict[Pos, float] = {}
-            rup: dict[Pos, tuple[int, int]] = {}
-            top = 0.0
-            for p in reversed(order):
-                sp, v = cards[p]
-                best = (1.0 + 2 * (v == 8)) if sp == s else NEG
-                run = (1, 2 * (v == 8)) if sp == s else (0, 0)
-                for n in _neighbours(p):
-                    hit = cards.get(n)
-                    if hit is not None and hit[1] > v:
-                        best = max(best, 1 + up[n])
-                        if sp == s and hit[0] == s:
-                            ln, bn = rup[n]
-                            if 2 * (ln + 1) + bn > 2 * run[0] + run[1]:
-                                run = (ln + 1, bn)
-                        if sp == s:
-                            top = max(top, 1 + (v == 1) + up[n])
-                up[p], rup[p] = best, run
-                if sp == s and run[0] >= 4:
-                    top = max(top, 2 * run[0] + run[1] + (v == 1))
-            self.down[s], self.up[s], self.run_down[s], self.run_up[s] = down, up, rdown, rup
-            self.best[s] = top
-
-    def through(self, cell: Pos, species: int, value: int, s: int) -> float:
-        """The best path of species ``s`` through the card (species, value) placed at ``cell``."""
-        own = species == s
-        down, up = self.down[s], self.up[s]
-        low = high = NEG
-        rlow = (0, int(value == 1))
-        rhigh = (0, 2 * (value == 8))
-        cards = self.cards
-        for n in _neighbours(cell):
-            hit = cards.get(n)
-            if hit is None:
-                continue
-            ns, nv = hit
-            if nv < value:
-                low = max(low, down[n])
-                if own and ns == s:
-                    ln, bn = self.run_down[s][n]
-                    if 2 * ln + bn > 2 * rlow[0] + rlow[1]:
-                        rlow = (ln, bn)
-            elif nv > value:
-                high = max(high, up[n])
-                if own and ns == s:
-                    ln, bn = self.run_up[s][n]
-                    if 2 * ln + bn > 2 * rhigh[0] + rhigh[1]:
-                        rhigh = (ln, bn)
-        best = NEG
-        if low > 0 and high > 0:
-            best = 1 + low + high
-        if own:
-            if high > 0:
-                best = max(best, 1 + (value == 1) + high)
-            if low > 0:
-                best = max(best, 1 + low + 2 * (value == 8))
-            length = 1 + rlow[0] + rhigh[0]
-            if length >= 4:
-                best = max(best, 2 * length + rlow[1] + rhigh[1])
-        return best
-
-    def gain(self, cell: Pos, card: Card, weights: Mapping[int, float]) -> float:
-        """The weighted growth of the best paths when ``card`` goes to ``cell``."""
-        species, value = card.id >> 3, card.value
-        placed = sum(1 for n in _neighbours(cell) if n in self.cards)
-        if not placed:
-            return 0.0
-        # A path of another species must pass through the card: two placed neighbours at least.
-        candidates = self.species if placed >= 2 else (species,)
-        total = 0.0
-        for s in candidates:
-            g = self.through(cell, species, value, s) - self.best[s]
-            if g > 0:
-                total += weights[s] * g
-        return total
-
-    def best_gain(self, card: Card, weights: Mapping[int, float]) -> float:
-        return max((self.gain(cell, card, weights) for cell in self.free), default=0.0)
 
 
 class SearchBot(Bot):
@@ -231,7 +104,7 @@ class SearchBot(Bot):
         unseen = view.unseen_cards()
         unseen_value = {s.index: 0 for s in view.species}
         for card in unseen:
-            unseen_value[card.id >> 3] += card.value
+            unseen_value[ID_SPECIES[card.id]] += card.value
         out = {s.index: 0.0 for s in view.species}
         for seat in range(view.players):
             if seat == view.seat:
@@ -240,7 +113,9 @@ class SearchBot(Bot):
             hidden = max(0, view.hand_sizes[seat] - len(known))
             share = hidden / len(unseen) if unseen else 0.0
             for s in out:
-                expected = sum(c.value for c in known if c.id >> 3 == s) + share * unseen_value[s]
+                expected = (
+                    sum(c.value for c in known if ID_SPECIES[c.id] == s) + share * unseen_value[s]
+                )
                 out[s] = max(out[s], expected)
         return out
 
@@ -249,7 +124,7 @@ class SearchBot(Bot):
         """Per species, a rough chance of holding the right to score with this hand."""
         totals = dict.fromkeys(opp, 0)
         for card in hand:
-            totals[card.id >> 3] += card.value
+            totals[ID_SPECIES[card.id]] += card.value
         return {s: 1 / (1 + math.exp(-(totals[s] - opp[s] + 0.5) / 2.5)) for s in opp}
 
     def _rng(self, view: SeatView) -> random.Random:
@@ -316,27 +191,27 @@ class SearchBot(Bot):
     def _choose_play(self, view: SeatView, allow: Allowance) -> Play:
         species = [s.index for s in view.species]
         opp = self._opponent_totals(view)
-        table = _Paths(view.arboretum, species)
+        table = _table(view.arboretum, species)
         hand = list(view.hand)
-        pairs: list[tuple[float, int, Pos]] = []
+        pairs: list[tuple[float, int, int]] = []
         for i, card in enumerate(hand):
             if pairs and allow.over():  # out of time: a shortlist of the cards rated so far
                 break
             weights = self._weights(hand[:i] + hand[i + 1 :], opp)
-            seed = self.seed_bonus * weights[card.id >> 3]
+            seed = self.seed_bonus * weights[ID_SPECIES[card.id]]
             for cell in table.free:
-                pairs.append((table.gain(cell, card, weights) + seed, i, cell))
+                pairs.append((table.gain(cell, card.id, weights) + seed, i, cell))
         pairs.sort(key=lambda t: (-t[0], t[1], t[2]))
         shortlist = pairs[: self.pairs]
         nxt = (view.seat + 1) % view.players
-        next_table = _Paths(view.arboretums[nxt], species)
+        next_table = _table(view.arboretums[nxt], species)
         # What a discard is worth to the next player: its path growth, weighted as if certain.
         ones = dict.fromkeys(species, 1.0)
         deny_value = dict.fromkeys((c.id for c in hand), 0.0)  # out of time: no deny penalty
         for c in hand:
             if allow.over():
                 break
-            deny_value[c.id] = next_table.best_gain(c, ones)
+            deny_value[c.id] = next_table.best_gain(c.id, ones)[0]
         candidates: list[Play] = []
         bonus: list[float] = []
         for _, i, cell in shortlist:
@@ -344,15 +219,15 @@ class SearchBot(Bot):
                 break
             card = hand[i]
             rest = hand[:i] + hand[i + 1 :]
-            cards = dict(view.arboretum)
-            cards[Cell(*cell)] = card
-            after = _Paths(cards, species)
+            cells = _cells(view.arboretum)
+            cells[cell] = card.id
+            after = PathTable(cells, species)
             weights = self._weights(rest, opp)
-            next_gain = [0.0 if allow.over() else after.best_gain(c, weights) for c in rest]
+            next_gain = [0.0 if allow.over() else after.best_gain(c.id, weights)[0] for c in rest]
             for j, discard in enumerate(rest) if view.discard_required else [(-1, None)]:
                 future = max((g for k, g in enumerate(next_gain) if k != j), default=0.0)
                 penalty = self.deny * deny_value[discard.id] if discard is not None else 0.0
-                candidates.append(Play(card, Cell(*cell), discard))
+                candidates.append(Play(card, unpack(cell), discard))
                 bonus.append(self.potential * future - penalty)
         best = self._search(view, candidates, bonus, allow)
         return candidates[best]
@@ -360,18 +235,18 @@ class SearchBot(Bot):
     def _choose_draw(self, view: SeatView, allow: Allowance) -> Draw:
         species = [s.index for s in view.species]
         opp = self._opponent_totals(view)
-        table = _Paths(view.arboretum, species)
+        table = _table(view.arboretum, species)
         hand = list(view.hand)
         sources = [d.source for d in view.legal_decisions()]  # type: ignore[union-attr]
         # The bonus of a pile is the best play its top card allows now; the deck's is the mean
         # over the cards it may hold, which the determinizations sample.
         weights = self._weights(hand, opp)
-        best_now = max((table.best_gain(c, weights) for c in hand), default=0.0)
+        best_now = max((table.best_gain(c.id, weights)[0] for c in hand), default=0.0)
         gains = []
         for card in view.unseen_cards():
             if allow.over():  # out of time: the mean over the cards rated so far
                 break
-            gains.append(max(best_now, table.best_gain(card, weights)))
+            gains.append(max(best_now, table.best_gain(card.id, weights)[0]))
         deck_gain = sum(gains) / len(gains) if gains else best_now
         candidates: list[Draw] = []
         bonus: list[float] = []
@@ -380,8 +255,17 @@ class SearchBot(Bot):
                 future = deck_gain
             else:
                 top = view.discard_piles[source][-1]
-                future = max(best_now, table.best_gain(top, weights))
+                future = max(best_now, table.best_gain(top.id, weights)[0])
             candidates.append(Draw(source))
             bonus.append(self.potential * future)
         best = self._search(view, candidates, bonus, allow)
         return candidates[best]
+
+
+def _cells(arb: Mapping[Cell, Card]) -> dict[int, int]:
+    """An arboretum as the path table reads it: packed cell -> card id."""
+    return {pack(cell.x, cell.y): card.id for cell, card in arb.items()}
+
+
+def _table(arb: Mapping[Cell, Card], species: Iterable[int]) -> PathTable:
+    return PathTable(_cells(arb), species)
