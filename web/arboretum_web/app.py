@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
-from typing import Any
 
 import redis
 from starlette.applications import Starlette
@@ -20,7 +19,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
@@ -171,12 +170,3 @@ def app_from_env() -> Starlette:
             live_delay_turns=int(delay),
         )
     )
-
-
-def require(condition: bool, status: int, message: str) -> None:
-    if not condition:
-        raise HTTPException(status, message)
-
-
-def route(path: str, endpoint: Callable[..., Any], **kw: Any) -> Route:
-    return Route(path, endpoint, **kw)

@@ -17,7 +17,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arboretum import GameState, ReplayRecorder, SeatView, derive_game_seed
 from arboretum.decisions import Decision
@@ -27,6 +27,9 @@ from arboretum_worker import ratings, registry, replays, store
 from arboretum_worker.schedule import MatchSpec, balanced_games_per_pairing, round_robin
 
 from . import authors
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = ["DemoData", "play_match", "publish_live", "seed_demo"]
 
@@ -97,13 +100,13 @@ class DemoData:
     """match id -> the replay document of its game 0."""
 
 
-def _label(r: Any, vid: str) -> str:
+def _label(r: redis.Redis, vid: str) -> str:
     version = store.get_version(r, vid)
     return f"{version.name}@{vid[:8]}" if version else vid[:12]
 
 
 def play_match(
-    r: Any,
+    r: redis.Redis,
     spec: MatchSpec,
     policies: dict[str, Callable[[int], Policy]],
     *,
@@ -153,7 +156,7 @@ def play_match(
 
 
 def seed_demo(
-    r: Any,
+    r: redis.Redis,
     *,
     league: str = "demo",
     players: int = 2,
@@ -201,7 +204,7 @@ def seed_demo(
     return data
 
 
-def publish_live(r: Any, match_id: str, doc: dict[str, Any]) -> None:
+def publish_live(r: redis.Redis, match_id: str, doc: dict[str, Any]) -> None:
     """The live stream a worker would have published so far for a game in progress (its public
     events, from its partial replay), so that the match's page shows it live."""
     from arboretum_worker.live import LivePublisher

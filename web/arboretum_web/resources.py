@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -15,6 +15,9 @@ from arboretum_worker import registry, replays, store
 from . import queries
 from .identity import request_author
 from .replays import is_complete, seat_view, strip_faults
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = [
     "bool_param",
@@ -96,7 +99,7 @@ def _name(kind: str, name: str) -> str:
         raise HTTPException(404, f"no {kind} {name!r}") from None
 
 
-def load_league(r: Any, name: str) -> store.League:
+def load_league(r: redis.Redis, name: str) -> store.League:
     league = store.get_league(r, _name("league", name))
     if league is None:
         raise HTTPException(404, f"no league {name!r}")
@@ -112,14 +115,14 @@ def league_param(request: Request) -> str | None:
     return queries.default_league(r)
 
 
-def load_bot(r: Any, name: str) -> store.Bot:
+def load_bot(r: redis.Redis, name: str) -> store.Bot:
     bot = store.get_bot(r, _name("bot", name))
     if bot is None:
         raise HTTPException(404, f"no bot {name!r}")
     return bot
 
 
-def load_match(r: Any, match_id: str) -> store.MatchRecord:
+def load_match(r: redis.Redis, match_id: str) -> store.MatchRecord:
     if not _MATCH_ID.fullmatch(match_id):
         raise HTTPException(404, f"no match {match_id!r}")
     record = store.get_match(r, match_id)
@@ -152,7 +155,7 @@ def _ts(value: float | None) -> float | None:
     return value if value else None
 
 
-def league_json(r: Any, league: store.League) -> dict[str, Any]:
+def league_json(r: redis.Redis, league: store.League) -> dict[str, Any]:
     progress = queries.league_state(r, league.name)
     s = league.settings
     return {
@@ -185,7 +188,7 @@ def league_json(r: Any, league: store.League) -> dict[str, Any]:
     }
 
 
-def bot_json(r: Any, bot: store.Bot) -> dict[str, Any]:
+def bot_json(r: redis.Redis, bot: store.Bot) -> dict[str, Any]:
     versions: list[dict[str, Any]] = []
     for i, vid in enumerate(registry.versions(r, bot.name), 1):
         v = store.get_version(r, vid)

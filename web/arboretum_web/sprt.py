@@ -5,17 +5,20 @@ JSON, ``/api/v1/sprt`` and ``/api/v1/sprt/{test_id}``."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.exceptions import HTTPException
 
 from arboretum_worker import store
-from arboretum_worker.sprt import league as tests
+from arboretum_worker.sprt import league as sprt_store
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = ["load_test", "test_json", "test_summaries"]
 
 
-def _label(r: Any, vid: str) -> dict[str, str]:
+def _label(r: redis.Redis, vid: str) -> dict[str, str]:
     version = store.get_version(r, vid)
     return {"version": vid, "bot": version.name if version else "?"}
 
@@ -24,16 +27,18 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def load_test(r: Any, test_id: str) -> tests.LeagueTest:
-    test = tests.get_test(r, test_id)
+def load_test(r: redis.Redis, test_id: str) -> sprt_store.LeagueTest:
+    test = sprt_store.get_test(r, test_id)
     if test is None:
         raise HTTPException(404, f"no sequential test {test_id!r}")
     return test
 
 
-def test_json(r: Any, test: tests.LeagueTest, *, history: bool = False) -> dict[str, Any]:
+def test_json(
+    r: redis.Redis, test: sprt_store.LeagueTest, *, history: bool = False
+) -> dict[str, Any]:
     """A test as the API shows it; with ``history``, the LLR after every counted pair."""
-    state = tests.test_state(r, test)
+    state = sprt_store.test_state(r, test)
     estimate = state.estimate()
     lower, upper = test.settings.bounds
     s = test.settings
@@ -69,14 +74,14 @@ def test_json(r: Any, test: tests.LeagueTest, *, history: bool = False) -> dict[
         "finished": test.finished,
     }
     if history:
-        data["llr_history"] = tests.llr_history(r, test.id)
+        data["llr_history"] = sprt_store.llr_history(r, test.id)
     return data
 
 
-def test_summaries(r: Any) -> list[dict[str, Any]]:
+def test_summaries(r: redis.Redis) -> list[dict[str, Any]]:
     out = []
-    for test_id in tests.list_tests(r):
-        test = tests.get_test(r, test_id)
+    for test_id in sprt_store.list_tests(r):
+        test = sprt_store.get_test(r, test_id)
         if test is not None:
             out.append(test_json(r, test))
     return out

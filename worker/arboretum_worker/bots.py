@@ -7,10 +7,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import registry
 from .settings import WorkerSettings
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = [
     "bot_entry",
@@ -100,7 +103,7 @@ def sandbox_check(settings: WorkerSettings | str) -> registry.BotCheck:
 
 
 def submit_bot(
-    r: Any,
+    r: redis.Redis,
     path: Path,
     name: str,
     settings: WorkerSettings,
@@ -123,7 +126,7 @@ def submit_bot(
 
 
 def register_builtins(
-    r: Any, specs: Iterable[str], check: registry.BotCheck | None
+    r: redis.Redis, specs: Iterable[str], check: registry.BotCheck | None
 ) -> list[tuple[str, str]]:
     """Register, as its first version, each built-in bot named in ``specs`` (a plain name, no
     ``@``) that no submitted bot has taken, so that a league can name the built-in bots like

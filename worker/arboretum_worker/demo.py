@@ -23,7 +23,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from arboretum_sdk import argtypes, clitools
 from arboretum_sdk.clitools import UsageError, plural
@@ -34,6 +34,9 @@ from .settings import (
     deals_per_series_of,
     games_per_pairing_of,
 )
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = ["add_arguments", "find_redis_server", "main"]
 
@@ -285,7 +288,7 @@ def main(args: argparse.Namespace) -> int:
         return clitools.fail(str(exc))
 
 
-def _print_fit(r: Any, league: str) -> None:
+def _print_fit(r: redis.Redis, league: str) -> None:
     try:
         from .rating_report import format_fit
         from .ratings import results_in_order
@@ -299,7 +302,7 @@ def _print_fit(r: Any, league: str) -> None:
         print(format_fit(league, results, label=lambda vid: version_label(r, vid)))
 
 
-def _export_replays(r: Any, league: str, directory: Path | None) -> None:
+def _export_replays(r: redis.Redis, league: str, directory: Path | None) -> None:
     from . import replays, store
 
     if directory is None:

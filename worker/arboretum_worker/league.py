@@ -1,8 +1,10 @@
 """League operations behind the CLI: create, run, cancel and retry leagues, and find bot versions.
 
 The bots' side (:mod:`.bots`), the rq jobs (:mod:`.jobs`) and a league's progress
-(:mod:`.progress`) have modules of their own; their names used from here before are still
-importable from this module.
+(:mod:`.progress`) have modules of their own. The few of their names that the CLI, the web and
+the tests take from here are re-exported (``builtin_bot_files``, ``sandbox_check``,
+``LeagueError``, ``LeagueProgress``, ``league_progress``, ``mark_finished_if_done``,
+``prepare_store``); anything else is imported from its own module.
 
 Everything here talks to Redis through :mod:`.store`, :mod:`.registry` and :mod:`.ratings`, and
 to rq through one queue (``WorkerSettings.queue``, ``arena`` by default). Each scheduled match is
@@ -16,21 +18,13 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from arboretum_sdk.info import DEFAULT_BANK_MS, DEFAULT_FAULTS_TO_FORFEIT, DEFAULT_PER_DECISION_MS
 
 from . import registry, store
-from .bots import (
-    bot_entry,
-    builtin_bot_files,
-    read_bot_files,
-    register_builtins,
-    sandbox_check,
-    sandbox_runner,
-    submit_bot,
-)
-from .jobs import JOB_PREFIX, enqueue_matches, fetch_job, job_id
+from .bots import builtin_bot_files, sandbox_check
+from .jobs import enqueue_matches, fetch_job
 from .progress import (
     LeagueError,
     LeagueProgress,
@@ -47,33 +41,28 @@ from .schedule import (
 )
 from .settings import WorkerSettings
 
+if TYPE_CHECKING:
+    import redis
+
 __all__ = [
-    "JOB_PREFIX",
     "LeagueError",
     "LeagueProgress",
-    "bot_entry",
     "builtin_bot_files",
     "cancel_league",
     "create_league",
-    "enqueue_matches",
-    "job_id",
     "league_progress",
     "mark_finished_if_done",
     "prepare_store",
-    "read_bot_files",
-    "register_builtins",
     "resolve_version",
     "retry_league",
     "run_league",
     "sandbox_check",
-    "sandbox_runner",
-    "submit_bot",
 ]
 
 log = logging.getLogger(__name__)
 
 
-def resolve_version(r: Any, spec: str) -> str:
+def resolve_version(r: redis.Redis, spec: str) -> str:
     """``NAME`` (its latest version), ``NAME@PREFIX`` or a full version id -> a version id."""
     name, _, prefix = spec.partition("@")
     if not prefix and store.get_version(r, spec) is not None:
@@ -95,7 +84,7 @@ def resolve_version(r: Any, spec: str) -> str:
 
 
 def create_league(
-    r: Any,
+    r: redis.Redis,
     name: str,
     bots: Sequence[str],
     *,
@@ -134,7 +123,7 @@ def create_league(
     return store.create_league(r, name, settings)
 
 
-def _with_status(r: Any, name: str, *statuses: store.MatchStatus) -> list[str]:
+def _with_status(r: redis.Redis, name: str, *statuses: store.MatchStatus) -> list[str]:
     """The league's matches of these statuses, in schedule order (from the match indexes)."""
     pipe = r.pipeline(transaction=False)
     for status in statuses:
@@ -143,7 +132,7 @@ def _with_status(r: Any, name: str, *statuses: store.MatchStatus) -> list[str]:
     return [match_id for _, match_id in sorted(found)]
 
 
-def run_league(r: Any, name: str, settings: WorkerSettings) -> int:
+def run_league(r: redis.Redis, name: str, settings: WorkerSettings) -> int:
     """Schedule the league's round robin (idempotent) and enqueue its unfinished matches."""
     league = get_league(r, name)
     if league.settings.ladder is not None:
@@ -164,7 +153,7 @@ def run_league(r: Any, name: str, settings: WorkerSettings) -> int:
     return enqueue_matches(r, league, pending, settings)
 
 
-def retry_league(r: Any, name: str, settings: WorkerSettings) -> list[str]:
+def retry_league(r: redis.Redis, name: str, settings: WorkerSettings) -> list[str]:
     """Re-run the league's failed (and cancelled) matches; returns their ids."""
     league = get_league(r, name)
     if league.settings.ladder is not None:
@@ -184,7 +173,7 @@ def retry_league(r: Any, name: str, settings: WorkerSettings) -> list[str]:
     return again
 
 
-def cancel_league(r: Any, name: str, settings: WorkerSettings) -> int:
+def cancel_league(r: redis.Redis, name: str, settings: WorkerSettings) -> int:
     """Cancel the league: waiting matches are dropped, running ones stopped. Returns how many.
     A league that is over (finished, or cancelled already) is refused and left as it is."""
     from rq.command import send_stop_job_command

@@ -20,10 +20,13 @@ import logging
 import os
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arboretum_worker import indexsets, store
 from arboretum_worker.store import Keys, MatchStatus, StoreError
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = [
     "INDEX_VERSION",
@@ -61,12 +64,12 @@ return 1
 """
 
 
-def indexed(r: Any) -> bool:
+def indexed(r: redis.Redis) -> bool:
     """Whether every stored match is in the indexes (the migration has run on this database)."""
     return bool(r.get(Keys.INDEX_VERSION) == INDEX_VERSION)
 
 
-def ensure_indexes(r: Any, *, wait_s: float = 600.0) -> int:
+def ensure_indexes(r: redis.Redis, *, wait_s: float = 600.0) -> int:
     """Index the matches stored before the indexes existed; idempotent.
 
     Returns how many matches this call indexed (0 when the database is indexed already, or
@@ -102,7 +105,7 @@ def ensure_indexes(r: Any, *, wait_s: float = 600.0) -> int:
     return count
 
 
-def _index_league(r: Any, league: str, keep_lock: Any) -> int:
+def _index_league(r: redis.Redis, league: str, keep_lock: Any) -> int:
     script = r.register_script(_INDEX_MATCH)
     names: dict[str, str | None] = {}
     key = Keys.league_matches(league)
@@ -136,7 +139,7 @@ def _index_league(r: Any, league: str, keep_lock: Any) -> int:
 # --------------------------------------------------------------------------- reading
 
 
-def league_counts(r: Any, league: str) -> tuple[int, dict[MatchStatus, int]]:
+def league_counts(r: redis.Redis, league: str) -> tuple[int, dict[MatchStatus, int]]:
     """(matches scheduled, matches per status) of the league."""
     pipe = r.pipeline(transaction=False)
     pipe.llen(Keys.league_matches(league))
@@ -155,7 +158,7 @@ def _set_key(league: str, bot: str | None, status: MatchStatus | None) -> str:
 
 
 def page(
-    r: Any,
+    r: redis.Redis,
     leagues: Sequence[str],
     *,
     bot: str | None = None,
@@ -195,7 +198,7 @@ def page(
     return total, ids
 
 
-def members(r: Any, key: str, limit: int | None = None) -> list[str]:
+def members(r: redis.Redis, key: str, limit: int | None = None) -> list[str]:
     """The first ``limit`` (all with None) match ids of an index set, in schedule order."""
     stop = -1 if limit is None else limit - 1
     if limit == 0:

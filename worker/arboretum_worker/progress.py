@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from . import matchindex, store
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = [
     "PROGRESS_DETAILS",
@@ -24,7 +27,7 @@ class LeagueError(ValueError):
     """A league operation is refused (the message says why)."""
 
 
-def get_league(r: Any, name: str) -> store.League:
+def get_league(r: redis.Redis, name: str) -> store.League:
     league = store.get_league(r, name)
     if league is None:
         raise LeagueError(f"no league named {name!r}")
@@ -71,14 +74,14 @@ class LeagueProgress:
         return ", ".join(f"{self.counts[k]} {k}" for k in order if self.counts[k])
 
 
-def _reasons(r: Any, key: str, limit: int, missing: str) -> list[tuple[str, str]]:
+def _reasons(r: redis.Redis, key: str, limit: int, missing: str) -> list[tuple[str, str]]:
     ids = matchindex.members(r, key, limit)
     records = store.get_matches(r, ids)
     return [(rec.id, rec.failure or missing) for rec in records if rec is not None]
 
 
 def league_progress(
-    r: Any, name: str, *, details: int = PROGRESS_DETAILS, counts_only: bool = False
+    r: redis.Redis, name: str, *, details: int = PROGRESS_DETAILS, counts_only: bool = False
 ) -> LeagueProgress:
     """The league's counts per status (from the match indexes, whatever its size) and its
     first ``details`` failed and retried matches with their reasons (none with
@@ -100,7 +103,7 @@ def league_progress(
     return progress
 
 
-def mark_finished_if_done(r: Any, name: str) -> bool:
+def mark_finished_if_done(r: redis.Redis, name: str) -> bool:
     """Set a running league FINISHED once none of its matches is queued or running (never a
     ladder: it runs until it is closed)."""
     league = store.get_league(r, name)
@@ -114,7 +117,7 @@ def mark_finished_if_done(r: Any, name: str) -> bool:
     return True
 
 
-def prepare_store(r: Any, *, wait_s: float = 600.0) -> int:
+def prepare_store(r: redis.Redis, *, wait_s: float = 600.0) -> int:
     """Index matches stored before the match indexes existed (``matchindex.ensure_indexes``,
     one ``GET`` once done), then finish the leagues whose last match ended meanwhile. Returns
     how many matches were indexed."""

@@ -20,10 +20,13 @@ import json
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import replays, store
 from .settings import WorkerSettings
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = ["Difference", "GameCheck", "RerunError", "RerunReport", "compare_games", "rerun_match"]
 
@@ -116,7 +119,7 @@ def _ranks(replay: Mapping[str, Any]) -> tuple[int, ...]:
     return tuple(int(x) for x in replay.get("result", {}).get("ranks", ()))
 
 
-def rerun_match(r: Any, match_id: str, settings: WorkerSettings) -> RerunReport:
+def rerun_match(r: redis.Redis, match_id: str, settings: WorkerSettings) -> RerunReport:
     """Play the stored match ``match_id`` again in the sandbox and compare it with its replays."""
     from .jobs import _match_dir, _play, match_plan
     from .settings import job_timeout

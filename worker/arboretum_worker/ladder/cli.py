@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arboretum_sdk import argtypes
 from arboretum_sdk.clitools import fail, plural
 
 from ..report import print_progress, table, version_label
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = ["add_create_arguments", "cmd_create", "print_status", "register"]
 
@@ -174,7 +177,7 @@ def cmd_join(args: argparse.Namespace) -> int:
     return 0
 
 
-def print_status(r: Any, name: str) -> None:
+def print_status(r: redis.Redis, name: str) -> None:
     """A ladder's ``arena league status``: progress, members, standings, what is playing."""
     from .. import ratings
     from . import ops

@@ -13,7 +13,7 @@ import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arboretum_sdk.info import DEFAULT_BANK_MS, DEFAULT_FAULTS_TO_FORFEIT, DEFAULT_PER_DECISION_MS
 
@@ -23,6 +23,9 @@ from ..progress import LeagueError, LeagueProgress, get_league, league_progress
 from ..settings import WorkerSettings
 from . import DEALS_PER_UNIT, state
 from .scheduler import enqueue_tick, in_flight
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = [
     "LadderStatus",
@@ -41,7 +44,7 @@ log = logging.getLogger(__name__)
 _S = store.LeagueStatus
 
 
-def get_ladder(r: Any, name: str) -> store.League:
+def get_ladder(r: redis.Redis, name: str) -> store.League:
     """The ladder ``name``; a LeagueError if there is none or it is a round robin."""
     league = get_league(r, name)
     if league.settings.ladder is None:
@@ -53,7 +56,7 @@ def get_ladder(r: Any, name: str) -> store.League:
 
 
 def create_ladder(
-    r: Any,
+    r: redis.Redis,
     name: str,
     versions: Sequence[str],
     settings: WorkerSettings,
@@ -97,7 +100,7 @@ def create_ladder(
 
 
 def join_ladder(
-    r: Any, name: str, versions: Sequence[str], settings: WorkerSettings
+    r: redis.Redis, name: str, versions: Sequence[str], settings: WorkerSettings
 ) -> list[tuple[str, str, str | None]]:
     """Let these versions in (a bot's version replaces its member); returns (bot, version,
     the version it retired or None) for each that entered."""
@@ -119,7 +122,7 @@ def join_ladder(
     return done
 
 
-def pause_ladder(r: Any, name: str) -> None:
+def pause_ladder(r: redis.Redis, name: str) -> None:
     league = get_ladder(r, name)
     if league.status is _S.PAUSED:
         raise LeagueError(f"ladder {name} is paused already (arena league resume {name})")
@@ -128,7 +131,7 @@ def pause_ladder(r: Any, name: str) -> None:
     store.set_league_status(r, name, _S.PAUSED)
 
 
-def resume_ladder(r: Any, name: str, settings: WorkerSettings) -> None:
+def resume_ladder(r: redis.Redis, name: str, settings: WorkerSettings) -> None:
     league = get_ladder(r, name)
     if league.status is _S.RUNNING:
         raise LeagueError(f"ladder {name} is running already")
@@ -138,7 +141,7 @@ def resume_ladder(r: Any, name: str, settings: WorkerSettings) -> None:
     enqueue_tick(r, name, settings)
 
 
-def close_ladder(r: Any, name: str) -> int:
+def close_ladder(r: redis.Redis, name: str) -> int:
     """Close the ladder for good; its queued matches are cancelled (returns how many)."""
     league = get_ladder(r, name)
     if league.status is _S.CLOSED:
@@ -174,7 +177,7 @@ class LadderStatus:
     last_tick: dict[str, Any] | None
 
 
-def ladder_status(r: Any, name: str) -> LadderStatus:
+def ladder_status(r: redis.Redis, name: str) -> LadderStatus:
     league = get_ladder(r, name)
     return LadderStatus(
         league=league,
@@ -186,7 +189,7 @@ def ladder_status(r: Any, name: str) -> LadderStatus:
     )
 
 
-def notice_submission(r: Any, bot: str, settings: WorkerSettings) -> list[str]:
+def notice_submission(r: redis.Redis, bot: str, settings: WorkerSettings) -> list[str]:
     """Tick every running ladder that ``bot`` is a member of (a new version of it was just
     submitted, and enters at the tick); returns their names."""
     ticked = []

@@ -22,10 +22,13 @@ import secrets
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import store
 from ..keys import Keys
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = [
     "LOCK_TTL_MS",
@@ -65,13 +68,13 @@ def pairing(a: str, b: str) -> str:
     return "/".join(sorted((a, b)))
 
 
-def members(r: Any, name: str) -> dict[str, str]:
+def members(r: redis.Redis, name: str) -> dict[str, str]:
     """Bot name -> the version scheduled for it."""
     raw = r.hgetall(Keys.ladder(name))
     return {store.as_text(k): store.as_text(v) for k, v in sorted(raw.items())}
 
 
-def entries(r: Any, name: str) -> dict[str, Entry]:
+def entries(r: redis.Redis, name: str) -> dict[str, Entry]:
     """Every version that was a member, by id."""
     out = {}
     for vid, raw in r.hgetall(Keys.ladder(name, "versions")).items():
@@ -81,7 +84,7 @@ def entries(r: Any, name: str) -> dict[str, Entry]:
     return out
 
 
-def rounds(r: Any, name: str) -> dict[str, int]:
+def rounds(r: redis.Redis, name: str) -> dict[str, int]:
     """Units handed out per pairing."""
     raw = r.hgetall(Keys.ladder(name, "rounds"))
     return {store.as_text(k): int(v) for k, v in raw.items()}
@@ -111,7 +114,7 @@ return 1
 """
 
 
-def enter(r: Any, name: str, bot: str, version: str, expected: str | None) -> int:
+def enter(r: redis.Redis, name: str, bot: str, version: str, expected: str | None) -> int:
     """Make ``version`` the bot's member, retiring ``expected`` (its member now, or None).
     1: it entered; 0: it was the member already; -1: the member is not ``expected``."""
     script = r.register_script(_ENTER)
@@ -119,7 +122,7 @@ def enter(r: Any, name: str, bot: str, version: str, expected: str | None) -> in
     return int(script(keys=keys, args=[bot, version, expected or "", repr(time.time())]))
 
 
-def acquire(r: Any, name: str) -> str | None:
+def acquire(r: redis.Redis, name: str) -> str | None:
     """Take the scheduler's lock: its token, or None when another scheduler holds it (it is
     then told to tick again before it lets go)."""
     token = secrets.token_hex(8)
@@ -142,7 +145,7 @@ return 1
 """
 
 
-def release(r: Any, name: str, token: str) -> int:
+def release(r: redis.Redis, name: str, token: str) -> int:
     """Let the lock go (1), or keep it to tick again because a tick came meanwhile (2); 0 when
     it was no longer ours."""
     script = r.register_script(_RELEASE)
@@ -163,7 +166,7 @@ return out
 """
 
 
-def allocate(r: Any, name: str, token: str, pairings: Sequence[str]) -> list[int] | None:
+def allocate(r: redis.Redis, name: str, token: str, pairings: Sequence[str]) -> list[int] | None:
     """Hand out the next unit number of each pairing, if ``token`` still holds the lock."""
     script = r.register_script(_ALLOCATE)
     keys = [Keys.ladder(name, "lock"), Keys.ladder(name, "rounds")]
@@ -171,10 +174,10 @@ def allocate(r: Any, name: str, token: str, pairings: Sequence[str]) -> list[int
     return None if got is None else [int(x) for x in got]
 
 
-def set_last_tick(r: Any, name: str, report: dict[str, Any]) -> None:
+def set_last_tick(r: redis.Redis, name: str, report: dict[str, Any]) -> None:
     r.set(Keys.ladder(name, "tick"), json.dumps(report, sort_keys=True))
 
 
-def last_tick(r: Any, name: str) -> dict[str, Any] | None:
+def last_tick(r: redis.Redis, name: str) -> dict[str, Any] | None:
     raw = r.get(Keys.ladder(name, "tick"))
     return None if raw is None else dict(json.loads(raw))

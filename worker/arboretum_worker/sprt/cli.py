@@ -15,10 +15,13 @@ import secrets
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arboretum_sdk import argtypes, clitools
 from arboretum_sdk.clitools import UsageError, UserError, plural
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = ["register"]
 
@@ -266,7 +269,7 @@ def _redis(args: argparse.Namespace) -> tuple[Any, Any]:
         raise UserError(str(exc)) from None
 
 
-def _label(r: Any, vid: str) -> str:
+def _label(r: redis.Redis, vid: str) -> str:
     from .. import store
 
     version = store.get_version(r, vid)
@@ -308,7 +311,7 @@ def _start_league_test(args: argparse.Namespace, settings: Any) -> int:
     return _follow(r, test.id, args)
 
 
-def _follow(r: Any, test_id: str, args: argparse.Namespace) -> int:
+def _follow(r: redis.Redis, test_id: str, args: argparse.Namespace) -> int:
     from .league import TestStatus, get_test, llr_history, test_state
 
     test = get_test(r, test_id)

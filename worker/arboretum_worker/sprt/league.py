@@ -35,13 +35,16 @@ import secrets
 import time
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from arboretum_sdk.info import DEFAULT_BANK_MS, DEFAULT_FAULTS_TO_FORFEIT, DEFAULT_PER_DECISION_MS
 
 from .. import store
 from ..settings import WorkerSettings, job_timeout
 from .stats import SprtSettings, SprtState, Verdict
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = [
     "JOB_PREFIX",
@@ -143,7 +146,7 @@ return 1
 
 
 def create_test(
-    r: Any,
+    r: redis.Redis,
     new: str,
     old: str,
     settings: SprtSettings,
@@ -192,7 +195,7 @@ def create_test(
         store.Keys.sprt(test.id, "state"),
         store.Keys.sprt(test.id, "next"),
     ]
-    args = [test.id, new_id, old_id, _config_json(test), repr(test.created), first]
+    args: list[str | int] = [test.id, new_id, old_id, _config_json(test), repr(test.created), first]
     if not int(r.register_script(_CREATE)(keys=keys, args=args)):
         raise LeagueError(f"a test {test.id} exists already")  # 48 random bits: never
     for index in range(first):
@@ -200,7 +203,7 @@ def create_test(
     return test
 
 
-def get_test(r: Any, test_id: str) -> LeagueTest | None:
+def get_test(r: redis.Redis, test_id: str) -> LeagueTest | None:
     try:
         h = r.hgetall(store.Keys.sprt(test_id))
     except store.StoreError:
@@ -241,7 +244,7 @@ def get_test(r: Any, test_id: str) -> LeagueTest | None:
     )
 
 
-def list_tests(r: Any) -> list[str]:
+def list_tests(r: redis.Redis) -> list[str]:
     """Test ids, newest first."""
     return [store.as_text(t) for t in r.zrevrange(store.Keys.SPRTS, 0, -1)]
 
@@ -250,7 +253,7 @@ def batch_job_id(test_id: str, batch: int) -> str:
     return f"{JOB_PREFIX}{test_id}-{int(batch)}"
 
 
-def enqueue_batch(r: Any, test: LeagueTest, batch: int, settings: WorkerSettings) -> bool:
+def enqueue_batch(r: redis.Redis, test: LeagueTest, batch: int, settings: WorkerSettings) -> bool:
     """Enqueue the job of ``batch`` unless the batch is recorded, failed, or its job is waiting
     or running already. Whether a job was enqueued."""
     from rq import Callback, Queue, Retry
@@ -299,7 +302,9 @@ return 0
 """
 
 
-def record_batch(r: Any, test_id: str, batch: int, scores: list[tuple[float, float]]) -> bool:
+def record_batch(
+    r: redis.Redis, test_id: str, batch: int, scores: list[tuple[float, float]]
+) -> bool:
     """Record a batch's pairs (NEW's two game scores each) once. Whether this call recorded it."""
     outcome = json.dumps({"scores": [[a, b] for a, b in scores]})
     keys = [store.Keys.sprt(test_id, "batches"), store.Keys.sprt(test_id, "order")]
@@ -318,7 +323,7 @@ return n
 """
 
 
-def claim_successor(r: Any, test: LeagueTest, batch: int) -> int | None:
+def claim_successor(r: redis.Redis, test: LeagueTest, batch: int) -> int | None:
     """The batch that ``batch`` hands on to (the same one however often it is asked), or None
     when the test is over or every batch has been handed out."""
     keys = [
@@ -331,7 +336,7 @@ def claim_successor(r: Any, test: LeagueTest, batch: int) -> int | None:
     return None if claimed < 0 else claimed
 
 
-def record_failure(r: Any, test: LeagueTest, batch: int, reason: str) -> None:
+def record_failure(r: redis.Redis, test: LeagueTest, batch: int, reason: str) -> None:
     """A batch failed for good: note it; fail the test after :data:`MAX_FAILED_BATCHES`."""
     failed = store.Keys.sprt(test.id, "failed")
     r.hsetnx(failed, str(int(batch)), reason[:500])
@@ -348,12 +353,14 @@ return 1
 """
 
 
-def _end(r: Any, test_id: str, status: TestStatus, verdict: Verdict | None, reason: str) -> bool:
+def _end(
+    r: redis.Redis, test_id: str, status: TestStatus, verdict: Verdict | None, reason: str
+) -> bool:
     args = [status.value, verdict.value if verdict else "", reason, f"{time.time():.6f}"]
     return bool(int(r.register_script(_END)(keys=[store.Keys.sprt(test_id)], args=args)))
 
 
-def cancel_test(r: Any, test_id: str) -> bool:
+def cancel_test(r: redis.Redis, test_id: str) -> bool:
     """Stop a running test: its waiting jobs are dropped, its running ones stopped."""
     from rq.command import send_stop_job_command
     from rq.exceptions import NoSuchJobError
@@ -394,7 +401,7 @@ def _snapshot(state: SprtState) -> str:
     )
 
 
-def test_state(r: Any, test: LeagueTest) -> SprtState:
+def test_state(r: redis.Redis, test: LeagueTest) -> SprtState:
     """The test as last checked (counts, LLR, verdict)."""
     raw = r.hget(store.Keys.sprt(test.id, "state"), "snapshot")
     state = SprtState(test.settings)
@@ -407,7 +414,7 @@ def test_state(r: Any, test: LeagueTest) -> SprtState:
     return state
 
 
-def llr_history(r: Any, test_id: str) -> list[float]:
+def llr_history(r: redis.Redis, test_id: str) -> list[float]:
     """The LLR after each counted pair."""
     return [float(v) for v in r.lrange(store.Keys.sprt(test_id, "llr"), 0, -1)]
 
@@ -424,7 +431,7 @@ return 1
 """
 
 
-def advance(r: Any, test_id: str) -> LeagueTest | None:
+def advance(r: redis.Redis, test_id: str) -> LeagueTest | None:
     """Take the test as far as its recorded batches go; end it at its verdict. Safe to call from
     any number of processes at once. Returns the test as it then is."""
     script = r.register_script(_ADVANCE)
@@ -446,7 +453,7 @@ def advance(r: Any, test_id: str) -> LeagueTest | None:
         if pending and state.verdict is None:
             outcomes = r.hmget(store.Keys.sprt(test_id, "batches"), pending)
             for raw in outcomes:
-                for first, second in json.loads(raw)["scores"]:
+                for first, second in json.loads(cast(bytes, raw))["scores"]:
                     state.add(float(first), float(second))
                     llrs.append(repr(state.llr))
                     if state.verdict is not None:
