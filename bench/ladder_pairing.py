@@ -26,11 +26,18 @@ drawn uniformly between the weakest and the strongest bot, and plays on through 
 function (new versions first: ``--new-games``): printed are the games the newcomer played until
 its 95% half-width fell under 50 Elo (median, 90th percentile and maximum).
 
+``--luck SD`` gives each deal a luck for its first seat (normal, SD Elo), which both games of the
+deal share: one bot sits first in the deal's first game, the other in its second, as in a
+duplicate deal. The 90th percentile of the run-by-run ratios is printed with their median;
+``--first-run`` numbers the runs from there (to split the runs of one configuration over
+processes: run k has the same seeds wherever it runs).
+
 Bot processes are not involved: the outcomes are drawn, the scheduler's choice and the fit are
 the real ones.
 
     .venv/bin/python bench/ladder_pairing.py                         # 12 bots, 100 Elo, 20 runs
     .venv/bin/python bench/ladder_pairing.py --bots 10 --gap 50 --runs 20
+    .venv/bin/python bench/ladder_pairing.py --bots 10 --gap 50 --deals 5 --runs 30 --luck 200
 
 ``--cost`` prints instead what a scheduler's tick spends on the fit as a ladder grows: the games
 of V versions (random pairings, outcomes from random strengths) turned into the fit's rankings,
@@ -69,9 +76,16 @@ class League:
     fitted: Fit | None = None
     games: int = 0
 
+    luck: float = 0.0
+    """The spread (sd, Elo) of a deal's luck for its first seat; both games of a deal share it."""
+
     def play(self, a: str, b: str, games: int) -> None:
-        p = 1.0 / (1.0 + 10.0 ** ((self.planted[b] - self.planted[a]) / 400.0))
-        for _ in range(games):
+        diff = (self.planted[a] - self.planted[b]) / 400.0
+        luck = 0.0
+        for k in range(games):
+            if k % 2 == 0:  # a new deal: a sits first in its first game, b in its second
+                luck = self.rng.normal(0.0, self.luck) / 400.0 if self.luck else 0.0
+            p = 1.0 / (1.0 + 10.0 ** -(diff + (luck if k % 2 == 0 else -luck)))
             u = self.rng.random()
             if u < self.draws:
                 ranks = (1, 1)
@@ -156,13 +170,17 @@ def one_run(
     planted = {v: 1500.0 + i * args.gap - centre for i, v in enumerate(bots)}
     unit = 2 * args.deals
     cap = args.cap
-    rr = League(planted, np.random.default_rng([args.seed, run, 0]), args.draws, Rankings())
+    rr = League(
+        planted, np.random.default_rng([args.seed, run, 0]), args.draws, Rankings(), luck=args.luck
+    )
     rr_both = round_robin(rr, bots, unit, cap)
     rr_unit, rr_games = rr_both if rr_both else (None, None)
-    ad = League(planted, np.random.default_rng([args.seed, run, 0]), args.draws, Rankings())
+    ad = League(
+        planted, np.random.default_rng([args.seed, run, 0]), args.draws, Rankings(), luck=args.luck
+    )
     ad_games = adaptive(ad, bots, unit, args.depth, args.new_games, lambda: ad.in_order(bots), cap)
     newcomer_games = None
-    if ad_games is not None:
+    if ad_games is not None and not args.no_newcomer:
         rng = np.random.default_rng([args.seed, run, 1])
         low, high = min(planted.values()), max(planted.values())
         newcomer = "new"
@@ -225,19 +243,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--depth", type=int, default=4, help="units in flight (adaptive)")
     parser.add_argument("--new-games", type=int, default=40, help="games a version is new for")
     parser.add_argument("--draws", type=float, default=0.02)
+    parser.add_argument(
+        "--luck",
+        type=float,
+        default=0.0,
+        help="sd (Elo) of a deal's luck for its first seat, shared by the deal's two games",
+    )
     parser.add_argument("--cap", type=int, default=400_000, help="most games per league")
     parser.add_argument("--seed", type=int, default=16)
     parser.add_argument("--cost", action="store_true", help="time a tick's fit and choice")
+    parser.add_argument("--no-newcomer", action="store_true", help="skip the new version's part")
+    parser.add_argument(
+        "--first-run", type=int, default=0, help="the first run's number (to split runs)"
+    )
     args = parser.parse_args(argv)
     if args.cost:
         return cost()
     print(
         f"{args.bots} bots, {args.gap:g} Elo apart, units of {args.deals} deals x 2 seat orders, "
-        f"{args.depth} units in flight, {args.draws:.0%} draws, {args.runs} runs"
+        f"{args.depth} units in flight, {args.draws:.0%} draws, deal luck sd {args.luck:g} Elo, "
+        f"{args.runs} runs"
     )
     started = time.perf_counter()
     rows = []
-    for run in range(args.runs):
+    for run in range(args.first_run, args.first_run + args.runs):
         rr, ad, new, rr_unit = one_run(args, run)
         rows.append((rr, ad, new, rr_unit))
         ratio = f"{ad / rr:.2f}" if rr and ad else "-"
@@ -253,9 +282,11 @@ def main(argv: list[str] | None = None) -> int:
         ad_done = [a for a in ad_all if a]
         print(f"round robin, checked after {label}: games to the planted order: {_show(rr_all)}")
         if ratios:
+            p90 = ratios[min(len(ratios) - 1, round(0.9 * (len(ratios) - 1)))]
             print(
                 f"  adaptive / round robin ({label}), run by run: median "
-                f"{statistics.median(ratios):.2f} (range {ratios[0]:.2f}-{ratios[-1]:.2f}); "
+                f"{statistics.median(ratios):.2f}, 90th percentile {p90:.2f} "
+                f"(range {ratios[0]:.2f}-{ratios[-1]:.2f}); "
                 f"of the medians: {statistics.median(ad_done) / statistics.median(rr_done):.2f}"
             )
     print(f"adaptive: games to the planted order: {_show([r[1] for r in rows])}")
