@@ -3,7 +3,7 @@ page (``/leagues/{name}`` of a ladder) and the ``ladder`` part of ``/api/v1/leag
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arboretum_worker import store
 from arboretum_worker.ladder import state
@@ -11,10 +11,13 @@ from arboretum_worker.ladder.scheduler import in_flight
 
 from . import queries
 
+if TYPE_CHECKING:
+    import redis
+
 __all__ = ["ladder_json"]
 
 
-def ladder_json(r: Any, league: store.League, fits: queries.FitCache) -> dict[str, Any]:
+def ladder_json(r: redis.Redis, league: store.League, fits: queries.FitCache) -> dict[str, Any]:
     """Its settings, every version that was a member (scheduled or retired) with its fitted
     rating and 95% interval and its games, best first, and the matches being played."""
     ls = league.settings

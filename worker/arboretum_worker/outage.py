@@ -219,13 +219,13 @@ def client(url: str, outage: Outage | None = None) -> redis.Redis:
     )
 
 
-def outage_of(r: Any) -> Outage | None:
+def outage_of(r: redis.Redis) -> Outage | None:
     """The :class:`Outage` of a client made by :func:`client` (None for any other client)."""
     retry = r.connection_pool.connection_kwargs.get("retry")
     return retry.outage if isinstance(retry, OutageRetry) else None
 
 
-def without_retry(r: Any) -> redis.Redis:
+def without_retry(r: redis.Redis) -> redis.Redis:
     """A client of the same Redis whose commands fail at once when it is unreachable."""
     from redis.backoff import NoBackoff
 

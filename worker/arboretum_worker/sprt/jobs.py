@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import shutil
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import store
 from ..jobs import _connection, _match_dir, _play, _seat_names, failure_reason
@@ -29,6 +29,9 @@ from .league import (
     record_failure,
 )
 from .pairs import SEATINGS, batch_seed, new_score
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = ["on_sprt_failure", "run_sprt_batch"]
 
@@ -63,7 +66,7 @@ def run_sprt_batch(test_id: str, batch: int) -> dict[str, Any]:
     return {"test": test_id, "batch": batch, "played": played, "successor": successor}
 
 
-def _hand_on(r: Any, test: LeagueTest, batch: int, settings: WorkerSettings) -> int | None:
+def _hand_on(r: redis.Redis, test: LeagueTest, batch: int, settings: WorkerSettings) -> int | None:
     successor = claim_successor(r, test, batch)
     if successor is not None:
         enqueue_batch(r, test, successor, settings)
@@ -71,7 +74,7 @@ def _hand_on(r: Any, test: LeagueTest, batch: int, settings: WorkerSettings) -> 
 
 
 def _play_batch(
-    r: Any, settings: WorkerSettings, test: LeagueTest, batch: int
+    r: redis.Redis, settings: WorkerSettings, test: LeagueTest, batch: int
 ) -> list[tuple[float, float]] | None:
     """NEW's scores in each pair of the batch; None when the test ended before the second match."""
     games = test.batch_pairs(batch)
