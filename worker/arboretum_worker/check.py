@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arboretum_sdk.info import FaultPolicy, TimeControl
+from arboretum_sdk.info import DEFAULT_BANK_MS, DEFAULT_PER_DECISION_MS, FaultPolicy, TimeControl
 
 from .sandbox import SandboxedBot, SandboxRunner, SandboxUnavailableError
 
@@ -39,8 +39,8 @@ if TYPE_CHECKING:
 __all__ = ["BotCheck", "bot_size", "check_bot"]
 
 SOCKET_NAME = "referee.sock"
-CHECK_CLOCK_MS = (1000, 10_000)
-"""Per-decision time and bank of the check's one decision (a league's defaults)."""
+CHECK_CLOCK_MS = (DEFAULT_PER_DECISION_MS, DEFAULT_BANK_MS)
+"""Per-decision time and bank of the check's one decision (every match's defaults)."""
 _POLL_S = 0.02
 _QUOTE = 300
 
@@ -151,7 +151,7 @@ async def _exchange(
                 players=2,
                 match_seed=secrets.randbits(64),
                 time_control=TimeControl(per_decision_ms=per_decision_ms, bank_ms=bank_ms),
-                fault_policy=FaultPolicy(faults_to_forfeit=3),
+                fault_policy=FaultPolicy(),
                 seat_names=("checked bot", "random"),
                 start_timeout_ms=int(timeout * 1000) + 5000,
             )
