@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import ast
 import functools
+import itertools
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -188,3 +190,86 @@ def test_the_exceptions_still_exist() -> None:
     seen = {(i.source, i.target) for i in imports()}
     for pair, reason in TYPE_ONLY_EXCEPTIONS.items():
         assert pair in seen, f"{pair} is not imported any more ({reason}): remove the exception"
+
+
+KEY_MODULE = "arboretum_worker.keys"
+"""The one module that spells Redis keys (its table is checked by tests/league/test_keys.py)."""
+_KEY_LITERAL = re.compile(r"(arena|rq):(?!\s)")
+"""A key's text: the project's prefix or rq's, not followed by a space (``arena: <problem>``
+is how the CLI starts an error line)."""
+
+
+def _docstrings(tree: ast.Module) -> set[int]:
+    """The ids of the string constants that are statements (docstrings, attribute docs)."""
+    return {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+    }
+
+
+def key_spellings(source: str) -> list[str]:
+    """Where ``source`` spells a Redis key itself instead of asking ``Keys``: a string (not a
+    docstring) that starts like one, the key prefix or ``key_for`` used to make a new key, or a
+    key of ``Keys`` extended by ``+`` or in an f-string (``Keys.x(...) + ":more"``)."""
+    tree = ast.parse(source)
+    docs = _docstrings(tree)
+    found = []
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if id(node) not in docs and _KEY_LITERAL.match(node.value):
+                found.append(f"{line}: {node.value!r}")
+        elif isinstance(node, ast.Attribute) and node.attr in ("PREFIX", "key_for"):
+            if "Keys" in ast.unparse(node.value):
+                found.append(f"{line}: {ast.unparse(node)}")
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            if "Keys." in ast.unparse(node.left):
+                found.append(f"{line}: {ast.unparse(node)}")
+        elif isinstance(node, ast.JoinedStr):
+            values = node.values
+            for part, after in itertools.pairwise(values):
+                if (
+                    isinstance(part, ast.FormattedValue)
+                    and "Keys." in ast.unparse(part.value)
+                    and isinstance(after, ast.Constant)
+                    and str(after.value).startswith(":")
+                ):
+                    found.append(f"{line}: {ast.unparse(node)}")
+    return found
+
+
+def test_key_spellings_are_found() -> None:
+    """The check finds each way a module could build a key of its own, and not an error line."""
+    bad = [
+        'KEY = "arena:authors"',
+        "def k(m):\n    return f'arena:live:{m}'",
+        'AUTHOR = Keys.PREFIX + "author:"',
+        'k = Keys.key_for("x:", name)',
+        'k = store.Keys.league(name) + ":extra"',
+        "k = f'{Keys.match(m)}:extra'",
+        'QUEUE = "rq:queue:arena"',
+    ]
+    for source in bad:
+        assert key_spellings(source), source
+    good = [
+        '"""Keys: ``arena:live:{match}``."""',
+        'print(f"arena: {problem}")',
+        'k = Keys.live(m)\nmsg = f"waited (lock {Keys.INDEX_LOCK})"',
+        'JOB_PREFIX = "arena-match-"',
+    ]
+    for source in good:
+        assert not key_spellings(source), source
+
+
+def test_no_module_but_keys_spells_a_redis_key() -> None:
+    """docs/league.md and keys.py: every key is built by ``Keys``, nothing else spells one."""
+    names = modules()
+    assert KEY_MODULE in names
+    found = []
+    for name, path in names.items():
+        if name != KEY_MODULE and not name.startswith("arboretum_proto"):
+            found += [f"{name}:{hit}" for hit in key_spellings(path.read_text())]
+    assert not found, "Redis keys spelled outside keys.py (add a helper to Keys):\n" + "\n".join(
+        found
+    )

@@ -5,8 +5,7 @@ Only the token's SHA-256 is stored, so a copy of the database does not hold a us
 A request authenticates with ``Authorization: Bearer <token>`` (or the ``arena_token`` cookie the
 login page sets); the author's name becomes the ``owner`` of the bots it submits.
 
-Keys (built like :class:`arboretum_worker.store.Keys`, under the same prefix; they belong in
-``store.Keys`` once the league's store takes them over)::
+Keys (built by :class:`arboretum_worker.keys.Keys`, with the league's)::
 
     arena:authors                   set    author names
     arena:author:{name}             hash   name, created, token (sha256 hex of the token)
@@ -20,7 +19,7 @@ import hmac
 import secrets
 import time
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from arboretum_worker.store import Keys, StoreError, validate_name
 
@@ -28,7 +27,6 @@ __all__ = [
     "TOKEN_PREFIX",
     "Author",
     "AuthorError",
-    "AuthorKeys",
     "add_author",
     "authenticate",
     "get_author",
@@ -44,22 +42,6 @@ TOKEN_PREFIX = "arena_"
 
 class AuthorError(StoreError):
     """An author operation is refused (unknown or existing name)."""
-
-
-class AuthorKeys:
-    """The author keys, next to the league's (same prefix, same id checks)."""
-
-    AUTHORS: ClassVar[str] = Keys.PREFIX + "authors"
-    AUTHOR: ClassVar[str] = Keys.PREFIX + "author:"
-    TOKEN: ClassVar[str] = Keys.PREFIX + "token:"
-
-    @classmethod
-    def author(cls, name: str) -> str:
-        return Keys.key_for(cls.AUTHOR, name)
-
-    @classmethod
-    def token(cls, digest: str) -> str:
-        return Keys.key_for(cls.TOKEN, digest)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,56 +65,56 @@ def _s(value: Any) -> str:
 def add_author(r: Any, name: str) -> str:
     """Create author ``name`` and return its token (shown once; only its hash is kept)."""
     validate_name("author", name)
-    key = AuthorKeys.author(name)
+    key = Keys.author(name)
     if not r.hsetnx(key, "name", name):
         raise AuthorError(f"author {name!r} already exists")
     token = _new_token()
     digest = hash_token(token)
     pipe = r.pipeline()
     pipe.hset(key, mapping={"created": repr(time.time()), "token": digest})
-    pipe.set(AuthorKeys.token(digest), name)
-    pipe.sadd(AuthorKeys.AUTHORS, name)
+    pipe.set(Keys.token(digest), name)
+    pipe.sadd(Keys.AUTHORS, name)
     pipe.execute()
     return token
 
 
 def rotate_token(r: Any, name: str) -> str:
     """Give author ``name`` a new token; the old one stops working."""
-    key = AuthorKeys.author(name)
+    key = Keys.author(name)
     old = r.hget(key, "token")
     if old is None:
         raise AuthorError(f"no author {name!r}")
     token = _new_token()
     digest = hash_token(token)
     pipe = r.pipeline()
-    pipe.delete(AuthorKeys.token(_s(old)))
+    pipe.delete(Keys.token(_s(old)))
     pipe.hset(key, "token", digest)
-    pipe.set(AuthorKeys.token(digest), name)
+    pipe.set(Keys.token(digest), name)
     pipe.execute()
     return token
 
 
 def remove_author(r: Any, name: str) -> None:
     """Delete the author and its token (its bots keep their owner name)."""
-    key = AuthorKeys.author(name)
+    key = Keys.author(name)
     old = r.hget(key, "token")
     if old is None:
         raise AuthorError(f"no author {name!r}")
     pipe = r.pipeline()
-    pipe.delete(AuthorKeys.token(_s(old)), key)
-    pipe.srem(AuthorKeys.AUTHORS, name)
+    pipe.delete(Keys.token(_s(old)), key)
+    pipe.srem(Keys.AUTHORS, name)
     pipe.execute()
 
 
 def get_author(r: Any, name: str) -> Author | None:
-    h = r.hgetall(AuthorKeys.author(name))
+    h = r.hgetall(Keys.author(name))
     if not h or b"created" not in h:
         return None
     return Author(name=_s(h[b"name"]), created=float(_s(h[b"created"])))
 
 
 def list_authors(r: Any) -> list[str]:
-    return sorted(_s(m) for m in r.smembers(AuthorKeys.AUTHORS))
+    return sorted(_s(m) for m in r.smembers(Keys.AUTHORS))
 
 
 def authenticate(r: Any, token: str | None) -> str | None:
@@ -140,13 +122,13 @@ def authenticate(r: Any, token: str | None) -> str | None:
     if not token or not token.startswith(TOKEN_PREFIX) or len(token) > 200:
         return None
     digest = hash_token(token)
-    name = r.get(AuthorKeys.token(digest))
+    name = r.get(Keys.token(digest))
     if name is None:
         return None
     author = _s(name)
     # The author's hash must still name this token (a rotated token is dead even if its
     # index key was left behind by a crash between the two writes).
-    current = r.hget(AuthorKeys.author(author), "token")
+    current = r.hget(Keys.author(author), "token")
     if current is None or not hmac.compare_digest(_s(current), digest):
         return None
     return author

@@ -8,7 +8,6 @@ made again only when the league's result sequence number passes it (:class:`FitC
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -98,18 +97,8 @@ class FitCache:
 
     @staticmethod
     def stamp(r: Any, league: str) -> tuple[int, int]:
-        """(results recorded, results the stored fit covers): the board changes only with them.
-        A fit that left out other pairs than the ones excluded now covers -1."""
-        pipe = r.pipeline(transaction=False)
-        pipe.get(store.Keys.elo_seq(league))
-        pipe.hmget(store.Keys.elo_fit(league), ["seq", "excluded"])
-        pipe.hkeys(store.Keys.league_excluded(league))
-        results, (fitted, left_out), pairs = pipe.execute()
-        if fitted is not None and store.as_text(left_out or b"[]") != json.dumps(
-            sorted(store.as_text(p) for p in pairs)
-        ):
-            return int(results or 0), -1
-        return int(results or 0), int(fitted or 0)
+        """``board.stamp``: (results recorded, results the stored fit covers)."""
+        return board.stamp(r, league)
 
     def remembered(
         self, league: str, all_versions: bool, stamp: tuple[int, int]
@@ -159,8 +148,7 @@ class FitCache:
 
     def get(self, r: Any, league: str) -> dict[str, FitRow]:
         """The stored fit by version id (the same object while it is unchanged)."""
-        raw = r.get(store.Keys.elo_seq(league))
-        results = int(raw) if raw is not None else 0
+        results = board.results_recorded(r, league)
         fit = board.stored_fit(r, league)
         if self.keep_fresh(r, league, results, fit.seq if fit is not None else 0):
             fit = board.stored_fit(r, league)

@@ -50,6 +50,8 @@ __all__ = [
     "leaderboard",
     "read_board",
     "refresh_fit",
+    "results_recorded",
+    "stamp",
     "stored_fit",
 ]
 
@@ -95,6 +97,25 @@ def _decode_fit(seq: Any, rows: Any) -> StoredFit | None:
     )
 
 
+def results_recorded(r: redis.Redis, league: str) -> int:
+    """How many results the league has recorded (its last result sequence number)."""
+    raw = r.get(Keys.elo_seq(league))
+    return int(raw) if raw is not None else 0
+
+
+def stamp(r: redis.Redis, league: str) -> tuple[int, int]:
+    """(results recorded, results the stored fit covers), in one round trip: the board changes
+    only with them. A fit that left out other pairs than the ones excluded now covers -1."""
+    pipe = r.pipeline(transaction=False)
+    pipe.get(Keys.elo_seq(league))
+    pipe.hmget(Keys.elo_fit(league), ["seq", "excluded"])
+    pipe.hkeys(Keys.league_excluded(league))
+    results, (fitted, left_out), pairs = pipe.execute()
+    if fitted is not None and as_text(left_out or b"[]") != _pairs(pairs):
+        return int(results or 0), -1
+    return int(results or 0), int(fitted or 0)
+
+
 def stored_fit(r: redis.Redis, league: str) -> StoredFit | None:
     """The stored fit of the league (None before the first :func:`refresh_fit`)."""
     seq, rows = r.hmget(Keys.elo_fit(league), ["seq", "rows"])
@@ -107,8 +128,7 @@ def refresh_fit(r: redis.Redis, league: str) -> StoredFit:
     exclusions was stored meanwhile); returns the fit made."""
     from arboretum_worker.audit import exclusions
 
-    raw = r.get(Keys.elo_seq(league))
-    seq = int(raw) if raw is not None else 0
+    seq = results_recorded(r, league)
     results, left_out = exclusions.results_for_fit(r, league)
     fitted = {f.version: f for f in fit_ratings(results)} if results else {}
     rows = {f.version: [f.elo, f.lower, f.upper, f.stderr, f.games] for f in fitted.values()}

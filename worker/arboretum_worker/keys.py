@@ -1,8 +1,10 @@
 """Every Redis key name of the league, and the names of its statuses.
 
 All key names are built here, by :class:`Keys` (prefix ``arena:``); nothing else in the project
-spells a key. :mod:`arboretum_worker.store` holds the records stored under them (and re-exports
-everything here).
+spells a key (``tests/test_architecture.py`` looks for one in the product's source, and
+``tests/league/test_keys.py`` holds this table to what :class:`Keys` builds).
+:mod:`arboretum_worker.store` holds the records stored under them (and re-exports everything
+here).
 
 Layout (``{x}`` is an id; names and ids never contain ``:``)::
 
@@ -21,6 +23,7 @@ Layout (``{x}`` is an id; names and ids never contain ``:``)::
     arena:league:{name}:bot:{bot}       zset   its matches in which bot (any version) sits
     arena:league:{name}:bot:{bot}:status:{s}  zset   the same, of status s
     arena:index:version                 string layout version of the indexes (matchindex.py)
+    arena:index:lock                    string held while one process builds the indexes
     arena:match:{id}                    hash   id, league, seats (JSON), deal, rotation, seed,
                                                deals, game_seeds, siblings (JSON lists),
                                                status, failure, attempts, worker, created,
@@ -29,6 +32,10 @@ Layout (``{x}`` is an id; names and ids never contain ``:``)::
     arena:result:{match_id}             string the match result (JSON), written once (SET NX)
     arena:replay:{match_id}             hash   game index -> replay JSON, zlib-compressed
     arena:log:{match_id}:{seat}         string the seat's bot log (stderr), capped
+    arena:live:{match_id}               stream the running match's public events (live.py),
+                                               written while someone watches it, expiring
+    arena:live-watched:{match_id}       string someone watches the match (the web, while it
+                                               relays it; expiring): its worker writes the stream
     arena:elo:{league}:ratings          hash   version id -> Elo ("%.17g")
     arena:elo:{league}:seq              string last sequence number given to a result
     arena:elo:{league}:applied          zset   match id, score = its sequence number
@@ -36,8 +43,9 @@ Layout (``{x}`` is an id; names and ids never contain ``:``)::
                                                last_played, last_seq, rating, live
     arena:elo:{league}:history:{vid}    list   "seq game rating match_id mu sigma", one per game
     arena:elo:{league}:live             hash   version id -> live rating "mu sigma" (repr text)
-    arena:elo:{league}:fit              string the batch fit of the results up to a sequence
-                                               number (JSON, board.py), replaced by a newer one
+    arena:elo:{league}:fit              hash   seq, rows (JSON), excluded (JSON): the batch fit
+                                               of the results up to seq (board.py), replaced
+                                               only by a fit of more results
     arena:league:{name}:ladder          hash   a ladder's members: bot name -> its version scheduled
     arena:league:{name}:ladder:versions hash   version id -> JSON {bot, joined, retired}
     arena:league:{name}:ladder:rounds   hash   pairing "a/b" (sorted ids) -> rounds handed out
@@ -59,6 +67,13 @@ Layout (``{x}`` is an id; names and ids never contain ``:``)::
     arena:sprt:{id}:successor           hash   batch index -> the batch it handed out after it
     arena:sprt:{id}:attempts            hash   batch index -> attempts started
     arena:sprt:{id}:failed              hash   batch index -> why it failed for good
+    arena:authors                       set    author names (the web's accounts, authors.py)
+    arena:author:{name}                 hash   name, created, token (SHA-256 hex of the token)
+    arena:token:{sha256}                string author name
+
+rq keeps its queues and jobs under its own keys (``rq:``), which this project never spells: it
+names jobs only, by id (``arena-match-{match}``, ``arena-sprt-{test}-{batch}``,
+``arena-ladder-{league}-{token}``; jobs.py, sprt/league.py, ladder/scheduler.py).
 """
 
 from __future__ import annotations
@@ -106,6 +121,11 @@ class Keys:
     SPRT: ClassVar[str] = PREFIX + "sprt:"
     INDEX_VERSION: ClassVar[str] = PREFIX + "index:version"
     INDEX_LOCK: ClassVar[str] = PREFIX + "index:lock"
+    LIVE: ClassVar[str] = PREFIX + "live:"
+    LIVE_WATCHED: ClassVar[str] = PREFIX + "live-watched:"
+    AUTHORS: ClassVar[str] = PREFIX + "authors"
+    AUTHOR: ClassVar[str] = PREFIX + "author:"
+    TOKEN: ClassVar[str] = PREFIX + "token:"
 
     @staticmethod
     def key_for(namespace: str, id: str) -> str:
@@ -123,13 +143,13 @@ class Keys:
         return cls.bot(name) + ":versions"
 
     @classmethod
-    def version(cls, version_id: str) -> str:
-        return cls.key_for(cls.VERSION, version_id)
-
-    @classmethod
     def bot_submitted(cls, name: str, day: str) -> str:
         """The count of the bot's new versions stored on ``day`` (UTC, ``YYYY-MM-DD``)."""
         return cls.key_for(cls.bot(name) + ":submitted:", day)
+
+    @classmethod
+    def version(cls, version_id: str) -> str:
+        return cls.key_for(cls.VERSION, version_id)
 
     @classmethod
     def version_files(cls, version_id: str) -> str:
@@ -190,6 +210,16 @@ class Keys:
         return cls.key_for(cls.LOG, match_id) + f":{int(seat)}"
 
     @classmethod
+    def live(cls, match_id: str) -> str:
+        """The stream of a running match's public events."""
+        return cls.key_for(cls.LIVE, match_id)
+
+    @classmethod
+    def live_watched(cls, match_id: str) -> str:
+        """The mark that someone watches the match."""
+        return cls.key_for(cls.LIVE_WATCHED, match_id)
+
+    @classmethod
     def elo(cls, league: str) -> str:
         return cls.key_for(cls.ELO, league)
 
@@ -210,16 +240,16 @@ class Keys:
         return cls.elo(league) + ":live"
 
     @classmethod
+    def elo_fit(cls, league: str) -> str:
+        return cls.elo(league) + ":fit"
+
+    @classmethod
     def elo_stats(cls, league: str, version_id: str) -> str:
         return cls.key_for(cls.elo(league) + ":stats:", version_id)
 
     @classmethod
     def elo_history(cls, league: str, version_id: str) -> str:
         return cls.key_for(cls.elo(league) + ":history:", version_id)
-
-    @classmethod
-    def elo_fit(cls, league: str) -> str:
-        return cls.elo(league) + ":fit"
 
     @classmethod
     def sprt(cls, test_id: str, part: str = "") -> str:
@@ -229,6 +259,16 @@ class Keys:
             raise StoreError(f"no part {part!r} of a sequential test")
         key = cls.key_for(cls.SPRT, test_id)
         return f"{key}:{part}" if part else key
+
+    @classmethod
+    def author(cls, name: str) -> str:
+        """A web author's record."""
+        return cls.key_for(cls.AUTHOR, name)
+
+    @classmethod
+    def token(cls, digest: str) -> str:
+        """The author of the API token with this SHA-256 (hex)."""
+        return cls.key_for(cls.TOKEN, digest)
 
 
 _LADDER_PARTS = ("", "versions", "rounds", "lock", "again", "queued", "tick", "fitdata")

@@ -6,11 +6,12 @@ the tests take from here are re-exported (``builtin_bot_files``, ``sandbox_check
 ``LeagueError``, ``LeagueProgress``, ``league_progress``, ``mark_finished_if_done``,
 ``prepare_store``); anything else is imported from its own module.
 
-Everything here talks to Redis through :mod:`.store`, :mod:`.registry` and :mod:`.ratings`, and
-to rq through one queue (``WorkerSettings.queue``, ``arena`` by default). Each scheduled match is
-one rq job, :func:`arboretum_worker.jobs.run_match`, with the id ``arena-match-<match id>``,
-``Retry(max=2)``, the failure callback :func:`arboretum_worker.jobs.on_match_failure` and a
-timeout from :func:`arboretum_worker.settings.job_timeout`.
+Everything here talks to Redis through :mod:`.store`, :mod:`.matchindex`, :mod:`.registry` and
+the modules above (it runs no Redis command of its own), and to rq through one queue
+(``WorkerSettings.queue``, ``arena`` by default). Each scheduled match is one rq job,
+:func:`arboretum_worker.jobs.run_match`, with the id ``arena-match-<match id>``, ``Retry(max=2)``,
+the failure callback :func:`arboretum_worker.jobs.on_match_failure` and a timeout from
+:func:`arboretum_worker.settings.job_timeout`.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from arboretum_sdk.info import DEFAULT_BANK_MS, DEFAULT_FAULTS_TO_FORFEIT, DEFAULT_PER_DECISION_MS
 
-from . import registry, store
+from . import matchindex, registry, store
 from .bots import builtin_bot_files, sandbox_check
 from .jobs import enqueue_matches, fetch_job
 from .progress import (
@@ -123,15 +124,6 @@ def create_league(
     return store.create_league(r, name, settings)
 
 
-def _with_status(r: redis.Redis, name: str, *statuses: store.MatchStatus) -> list[str]:
-    """The league's matches of these statuses, in schedule order (from the match indexes)."""
-    pipe = r.pipeline(transaction=False)
-    for status in statuses:
-        pipe.zrange(store.Keys.league_status(name, status), 0, -1, withscores=True)
-    found = [(score, store.as_text(m)) for chunk in pipe.execute() for m, score in chunk]
-    return [match_id for _, match_id in sorted(found)]
-
-
 def run_league(r: redis.Redis, name: str, settings: WorkerSettings) -> int:
     """Schedule the league's round robin (idempotent) and enqueue its unfinished matches."""
     league = get_league(r, name)
@@ -147,7 +139,7 @@ def run_league(r: redis.Redis, name: str, settings: WorkerSettings) -> int:
         name, ls.bots, ls.players, ls.games_per_pairing, ls.seed, ls.deals_per_series
     )
     store.create_matches(r, specs)
-    pending = _with_status(r, name, store.MatchStatus.QUEUED, store.MatchStatus.RUNNING)
+    pending = matchindex.with_status(r, name, store.MatchStatus.QUEUED, store.MatchStatus.RUNNING)
     store.set_league_status(r, name, store.LeagueStatus.RUNNING)
     mark_finished_if_done(r, name)  # nothing left to play: a finished league stays finished
     return enqueue_matches(r, league, pending, settings)
@@ -162,7 +154,9 @@ def retry_league(r: redis.Redis, name: str, settings: WorkerSettings) -> list[st
             "plays other units of the same pairings instead"
         )
     again = []
-    for match_id in _with_status(r, name, store.MatchStatus.FAILED, store.MatchStatus.CANCELLED):
+    for match_id in matchindex.with_status(
+        r, name, store.MatchStatus.FAILED, store.MatchStatus.CANCELLED
+    ):
         if store.set_match_status(
             r, match_id, store.MatchStatus.QUEUED, failure="(retry requested)"
         ):
@@ -188,7 +182,9 @@ def cancel_league(r: redis.Redis, name: str, settings: WorkerSettings) -> int:
         )
     store.set_league_status(r, name, store.LeagueStatus.CANCELLED)
     count = 0
-    for match_id in _with_status(r, name, store.MatchStatus.QUEUED, store.MatchStatus.RUNNING):
+    for match_id in matchindex.with_status(
+        r, name, store.MatchStatus.QUEUED, store.MatchStatus.RUNNING
+    ):
         job = fetch_job(r, match_id)
         if job is not None:
             status = job.get_status(refresh=True)

@@ -75,11 +75,13 @@ WATCHED_TTL_S = 30
 
 
 def live_key(match_id: str) -> str:
-    return Keys.key_for(Keys.PREFIX + "live:", match_id)
+    """The match's stream (``Keys.live``)."""
+    return Keys.live(match_id)
 
 
 def watched_key(match_id: str) -> str:
-    return Keys.key_for(Keys.PREFIX + "live-watched:", match_id)
+    """The match's watched mark (``Keys.live_watched``)."""
+    return Keys.live_watched(match_id)
 
 
 def mark_watched(r: Any, match_id: str, ttl_s: int = WATCHED_TTL_S) -> None:

@@ -35,6 +35,7 @@ __all__ = [
     "league_counts",
     "members",
     "page",
+    "with_status",
 ]
 
 log = logging.getLogger(__name__)
@@ -196,6 +197,15 @@ def page(
         skip = 0
     ids = [store.as_text(m) for chunk in pipe.execute() for m in chunk]
     return total, ids
+
+
+def with_status(r: redis.Redis, league: str, *statuses: MatchStatus) -> list[str]:
+    """The league's matches of these statuses, in schedule order (one round trip)."""
+    pipe = r.pipeline(transaction=False)
+    for status in statuses:
+        pipe.zrange(Keys.league_status(league, status), 0, -1, withscores=True)
+    found = [(score, store.as_text(m)) for chunk in pipe.execute() for m, score in chunk]
+    return [match_id for _, match_id in sorted(found)]
 
 
 def members(r: redis.Redis, key: str, limit: int | None = None) -> list[str]:
