@@ -1,5 +1,6 @@
 """``arena league audit NAME``: the collusion audit of a league, and leaving a pair out of its
-fit. Registered by :mod:`arboretum_worker.cli`, which passes its parser pieces and helpers in."""
+fit. Registered by :mod:`arboretum_worker.league_cli`, which passes its parser pieces and helpers
+in."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from ..report import version_label
 __all__ = ["register"]
 
 Helpers = tuple[Callable[[argparse.Namespace], Any], Callable[[argparse.Namespace], Any]]
-"""(redis client of the args, worker settings of the args), from :mod:`arboretum_worker.cli`."""
+"""(redis client of the args, worker settings of the args), from
+:mod:`arboretum_worker.league_cli`."""
 
 _helpers: Helpers | None = None
 
