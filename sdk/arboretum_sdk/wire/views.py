@@ -132,6 +132,68 @@ def _seat_view_checked(
     field: str = "view",
 ) -> SeatView:
     """:func:`seat_view_from_pb` step by step, naming the field of the first problem found."""
+    players, in_play = _checked_header(pb, species, field)
+    board = pb.board
+    card = _CheckedCards(in_play)
+    hand = tuple(card(c, f"{field}.hand[{i}]") for i, c in enumerate(pb.hand))
+    arboretums: list[Arboretum] = []
+    piles: list[tuple[Card, ...]] = []
+    known: list[tuple[Card, ...]] = []
+    hand_sizes: list[int] = []
+    forfeited: list[bool] = []
+    for s, state in enumerate(board.seats):
+        where = f"{field}.board.seats[{s}]"
+        if state.seat != s:
+            raise WireError(f"{where}.seat", f"is {state.seat} (expected {s})")
+        arboretums.append(_checked_arboretum(state, where, card))
+        piles.append(
+            tuple(card(c, f"{where}.discard_pile[{i}]") for i, c in enumerate(state.discard_pile))
+        )
+        if s == pb.seat:
+            known.append(_checked_own_known(state, where, hand, card))
+        else:
+            known.append(_checked_other_known(state, where, card))
+        hand_sizes.append(state.hand_size)
+        forfeited.append(state.forfeited)
+    total = board.deck_size + sum(hand_sizes) + sum(len(a) for a in arboretums)
+    total += sum(len(p) for p in piles)
+    if total != 8 * len(in_play):
+        raise WireError(
+            f"{field}.board",
+            f"accounts for {total} cards (deck, hands, arboretums, piles) "
+            f"but {len(in_play)} species make {8 * len(in_play)}",
+        )
+    inferred, inferred_discard = _checked_kind(
+        hand_sizes[board.current_seat],
+        board.deck_size,
+        not any(piles),
+        f"{field}.board.seats[{board.current_seat}].hand_size",
+        kind,
+        discard_required,
+    )
+    return SeatView(
+        seat=pb.seat,
+        players=players,
+        species=in_play,
+        turn=board.turn_number - 1,
+        current_seat=board.current_seat,
+        kind=inferred,
+        hand=tuple(sorted(hand)),
+        arboretums=tuple(arboretums),
+        discard_piles=tuple(piles),
+        deck_size=board.deck_size,
+        hand_sizes=tuple(hand_sizes),
+        known_cards=tuple(known),
+        discard_required=inferred_discard if inferred is DecisionKind.PLAY else True,
+        last_turn=board.deck_size == 0,
+        forfeited=tuple(forfeited),
+    )
+
+
+def _checked_header(
+    pb: game_pb2.SeatView, species: Sequence[Species], field: str
+) -> tuple[int, tuple[Species, ...]]:
+    """The checked path's players and species in play, after checking the board's header."""
     if not pb.HasField("board"):
         raise _missing(f"{field}.board")
     board = pb.board
@@ -151,89 +213,90 @@ def _seat_view_checked(
         raise WireError(f"{field}.board.current_seat", f"is {board.current_seat} (>= {players})")
     if board.turn_number < 1:
         raise WireError(f"{field}.board.turn_number", "must be >= 1")
-    allowed = set(in_play)
-    seen: set[Card] = set()
+    return players, in_play
 
-    def card(pb_card: common_pb2.Card, where: str, *, unique: bool = True) -> Card:
+
+class _CheckedCards:
+    """The checked path's card decoder: a species in play, and (unless ``unique=False``) a card
+    not already elsewhere in the view."""
+
+    def __init__(self, in_play: tuple[Species, ...]) -> None:
+        self.allowed = set(in_play)
+        self.seen: set[Card] = set()
+
+    def __call__(self, pb_card: common_pb2.Card, where: str, *, unique: bool = True) -> Card:
         c = card_from_pb(pb_card, where)
-        if c.species not in allowed:
+        if c.species not in self.allowed:
             raise WireError(where, f"is {c}, a species not in play")
         if unique:
-            if c in seen:
+            if c in self.seen:
                 raise WireError(where, f"is {c}, which is already elsewhere in the view")
-            seen.add(c)
+            self.seen.add(c)
         return c
 
-    hand = tuple(card(c, f"{field}.hand[{i}]") for i, c in enumerate(pb.hand))
-    arboretums: list[Arboretum] = []
-    piles: list[tuple[Card, ...]] = []
-    known: list[tuple[Card, ...]] = []
-    hand_sizes: list[int] = []
-    forfeited: list[bool] = []
-    for s, state in enumerate(board.seats):
-        where = f"{field}.board.seats[{s}]"
-        if state.seat != s:
-            raise WireError(f"{where}.seat", f"is {state.seat} (expected {s})")
-        cells: dict[Cell, Card] = {}
-        for i, placed in enumerate(state.arboretum):
-            pwhere = f"{where}.arboretum[{i}]"
-            cell, _ = _placed_from_pb(placed, pwhere)
-            c = card(placed.card, f"{pwhere}.card")
-            if i == 0 and cell != (0, 0):
-                raise WireError(f"{pwhere}.cell", f"is {cell} (the first card is at 0,0)")
-            if abs(cell.x) > _LIMIT or abs(cell.y) > _LIMIT:
-                raise WireError(f"{pwhere}.cell", f"is {cell}, out of range")
-            if cell in cells:
-                raise WireError(f"{pwhere}.cell", f"is {cell}, already occupied")
-            if i > 0 and not any(n in cells for n in cell.neighbours()):
-                raise WireError(f"{pwhere}.cell", f"is {cell}, not adjacent to an earlier card")
-            cells[cell] = c
-        arboretums.append(Arboretum(cells))
-        piles.append(
-            tuple(card(c, f"{where}.discard_pile[{i}]") for i, c in enumerate(state.discard_pile))
-        )
-        if s == pb.seat:
-            if state.hand_size != len(hand):
-                raise WireError(
-                    f"{where}.hand_size",
-                    f"is {state.hand_size} but the hand has {plural(len(hand), 'card')}",
-                )
-            own = []
-            for i, pb_card in enumerate(state.known_hand_cards):
-                kc = card(pb_card, f"{where}.known_hand_cards[{i}]", unique=False)
-                if kc not in hand:
-                    raise WireError(f"{where}.known_hand_cards[{i}]", f"is {kc}, not in the hand")
-                own.append(kc)
-            known.append(tuple(sorted(own)))
-        else:
-            if state.hand_size > HAND_SIZE + 2:
-                raise WireError(f"{where}.hand_size", f"is {state.hand_size} (at most 9)")
-            if len(state.known_hand_cards) > state.hand_size:
-                raise WireError(f"{where}.known_hand_cards", "has more cards than the hand")
-            known.append(
-                tuple(
-                    sorted(
-                        card(c, f"{where}.known_hand_cards[{i}]")
-                        for i, c in enumerate(state.known_hand_cards)
-                    )
-                )
-            )
-        hand_sizes.append(state.hand_size)
-        forfeited.append(state.forfeited)
-    total = board.deck_size + sum(hand_sizes) + sum(len(a) for a in arboretums)
-    total += sum(len(p) for p in piles)
-    if total != 8 * len(in_play):
+
+def _checked_arboretum(state: game_pb2.SeatState, where: str, card: _CheckedCards) -> Arboretum:
+    """A seat's arboretum, grown legally from (0, 0)."""
+    cells: dict[Cell, Card] = {}
+    for i, placed in enumerate(state.arboretum):
+        pwhere = f"{where}.arboretum[{i}]"
+        cell, _ = _placed_from_pb(placed, pwhere)
+        c = card(placed.card, f"{pwhere}.card")
+        if i == 0 and cell != (0, 0):
+            raise WireError(f"{pwhere}.cell", f"is {cell} (the first card is at 0,0)")
+        if abs(cell.x) > _LIMIT or abs(cell.y) > _LIMIT:
+            raise WireError(f"{pwhere}.cell", f"is {cell}, out of range")
+        if cell in cells:
+            raise WireError(f"{pwhere}.cell", f"is {cell}, already occupied")
+        if i > 0 and not any(n in cells for n in cell.neighbours()):
+            raise WireError(f"{pwhere}.cell", f"is {cell}, not adjacent to an earlier card")
+        cells[cell] = c
+    return Arboretum(cells)
+
+
+def _checked_own_known(
+    state: game_pb2.SeatState, where: str, hand: tuple[Card, ...], card: _CheckedCards
+) -> tuple[Card, ...]:
+    """The viewing seat's own known cards: its hand size is its hand's, and they are in it."""
+    if state.hand_size != len(hand):
         raise WireError(
-            f"{field}.board",
-            f"accounts for {total} cards (deck, hands, arboretums, piles) "
-            f"but {len(in_play)} species make {8 * len(in_play)}",
+            f"{where}.hand_size",
+            f"is {state.hand_size} but the hand has {plural(len(hand), 'card')}",
         )
-    inferred, inferred_discard = _infer_kind(
-        hand_sizes[board.current_seat],
-        board.deck_size,
-        not any(piles),
-        f"{field}.board.seats[{board.current_seat}].hand_size",
+    own = []
+    for i, pb_card in enumerate(state.known_hand_cards):
+        kc = card(pb_card, f"{where}.known_hand_cards[{i}]", unique=False)
+        if kc not in hand:
+            raise WireError(f"{where}.known_hand_cards[{i}]", f"is {kc}, not in the hand")
+        own.append(kc)
+    return tuple(sorted(own))
+
+
+def _checked_other_known(
+    state: game_pb2.SeatState, where: str, card: _CheckedCards
+) -> tuple[Card, ...]:
+    """Another seat's known cards: at most its hand size, which is at most 9."""
+    if state.hand_size > HAND_SIZE + 2:
+        raise WireError(f"{where}.hand_size", f"is {state.hand_size} (at most 9)")
+    if len(state.known_hand_cards) > state.hand_size:
+        raise WireError(f"{where}.known_hand_cards", "has more cards than the hand")
+    return tuple(
+        sorted(
+            card(c, f"{where}.known_hand_cards[{i}]") for i, c in enumerate(state.known_hand_cards)
+        )
     )
+
+
+def _checked_kind(
+    current_hand: int,
+    deck_size: int,
+    piles_empty: bool,
+    where: str,
+    kind: DecisionKind | None,
+    discard_required: bool | None,
+) -> tuple[DecisionKind, bool]:
+    """The decision due, inferred from the board, and that the request's fields agree with it."""
+    inferred, inferred_discard = _infer_kind(current_hand, deck_size, piles_empty, where)
     if kind is not None and kind is not inferred:
         raise WireError(
             "kind", f"is {kind.value} but the view's hand sizes say {inferred.value} is due"
@@ -247,23 +310,7 @@ def _seat_view_checked(
             "discard_required",
             f"is {discard_required} but the view says {inferred_discard}",
         )
-    return SeatView(
-        seat=pb.seat,
-        players=players,
-        species=in_play,
-        turn=board.turn_number - 1,
-        current_seat=board.current_seat,
-        kind=inferred,
-        hand=tuple(sorted(hand)),
-        arboretums=tuple(arboretums),
-        discard_piles=tuple(piles),
-        deck_size=board.deck_size,
-        hand_sizes=tuple(hand_sizes),
-        known_cards=tuple(known),
-        discard_required=inferred_discard if inferred is DecisionKind.PLAY else True,
-        last_turn=board.deck_size == 0,
-        forfeited=tuple(forfeited),
-    )
+    return inferred, inferred_discard
 
 
 _IN_PLAY: dict[tuple[Species, ...], tuple[tuple[Species, ...], frozenset[int]]] = {}
@@ -414,6 +461,26 @@ def _own_board(state: game_pb2.SeatState, allowed: frozenset[int]) -> _Board | N
     return decoded
 
 
+def _own_seat(
+    state: game_pb2.SeatState, s: int, hand: tuple[Card, ...], allowed: frozenset[int]
+) -> _DecodedSeat | None:
+    """The viewing seat's part of a view, as :func:`_other_seat` gives another's: its hand size is
+    its hand's and its known cards are in it (they are the hand's, so not in the set of cards)."""
+    if state.seat != s:
+        return None
+    board_part = _own_board(state, allowed)
+    if board_part is None or state.hand_size != len(hand):
+        return None
+    own: list[Card] = []
+    for c in state.known_hand_cards:
+        card = _decode_card(c, allowed)
+        if card is None or card not in hand:
+            return None
+        own.append(card)
+    arboretum, pile, placed = board_part
+    return arboretum, pile, tuple(sorted(own)), state.hand_size, state.forfeited, placed
+
+
 def _seat_view_fast(
     pb: game_pb2.SeatView,
     species: Sequence[Species],
@@ -453,37 +520,15 @@ def _seat_view_fast(
     hand_sizes: list[int] = []
     forfeited: list[bool] = []
     for s, state in enumerate(seats):
-        if s != me:
-            other = _other_seat(state, s, allowed)
-            if other is None or not seen.isdisjoint(other[5]):
-                return None
-            seen.update(other[5])
-            arboretums.append(other[0])
-            piles.append(other[1])
-            known.append(other[2])
-            hand_sizes.append(other[3])
-            forfeited.append(other[4])
-            continue
-        if state.seat != s:
+        part = _other_seat(state, s, allowed) if s != me else _own_seat(state, s, hand, allowed)
+        if part is None or not seen.isdisjoint(part[5]):
             return None
-        board_part = _own_board(state, allowed)
-        if board_part is None or not seen.isdisjoint(board_part[2]):
-            return None
-        arboretum, pile, placed = board_part
-        seen.update(placed)
-        if state.hand_size != len(hand):
-            return None
-        own: list[Card] = []
-        for c in state.known_hand_cards:
-            card = _decode_card(c, allowed)
-            if card is None or card not in hand:
-                return None
-            own.append(card)
-        arboretums.append(arboretum)
-        piles.append(pile)
-        known.append(tuple(sorted(own)))
-        hand_sizes.append(state.hand_size)
-        forfeited.append(state.forfeited)
+        seen.update(part[5])
+        arboretums.append(part[0])
+        piles.append(part[1])
+        known.append(part[2])
+        hand_sizes.append(part[3])
+        forfeited.append(part[4])
     deck_size = board.deck_size
     total = deck_size + sum(hand_sizes) + sum(len(a) for a in arboretums)
     total += sum(len(p) for p in piles)
