@@ -49,10 +49,10 @@ def test_small_league_runs_to_completion_with_two_workers(arena: Arena, tmp_path
     assert store.get_league(r, "small").status is store.LeagueStatus.FINISHED
 
     # 3 bots, 2 players, 1 deal in both seat orders: every bot plays 2 opponents x 2 games.
-    board = ratings.leaderboard(r, "small")
+    board = ratings.standings(r, "small")
     assert len(board) == 3
-    assert all(stats.games == 4 for _vid, _rating, stats in board)
-    assert sum(stats.win_share for _v, _r, stats in board) == pytest.approx(6)
+    assert all(row.stats.games == 4 for row in board)
+    assert sum(row.stats.win_share for row in board) == pytest.approx(6)
     assert r.zcard(store.Keys.elo_applied("small")) == 6
 
     # Both workers played.
@@ -154,8 +154,8 @@ def test_worker_killed_mid_match_is_rerun_and_counted_once(arena: Arena) -> None
     assert r.zcard(store.Keys.elo_applied("kill")) == len(finished)
     for m in finished:
         assert len(store.get_result(r, m).games) == 2
-    for _vid, _rating, stats in ratings.leaderboard(r, "kill"):
-        assert stats.games == 2 * len(finished)
+    for row in ratings.standings(r, "kill"):
+        assert row.stats.games == 2 * len(finished)
     settings = store.get_league(r, "kill").settings
     batch = ratings.recompute(ratings.results_in_order(r, "kill"), settings.elo)
     for vid, value in ratings.ratings(r, "kill").items():

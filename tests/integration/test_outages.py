@@ -72,8 +72,8 @@ def _counted_once(arena: Arena, name: str, match_ids: list[str]) -> None:
         result = store.get_result(r, m)
         assert result is not None and len(result.games) == store.get_match(r, m).games
         games += len(result.games)
-    board = ratings.leaderboard(r, name)
-    assert sum(stats.games for _v, _r, stats in board) == 2 * games  # two seats a game
+    board = ratings.standings(r, name)
+    assert sum(row.stats.games for row in board) == 2 * games  # two seats a game
     results = ratings.results_in_order(r, name)
     assert sorted(res.match_id for res in results) == sorted(match_ids)
     assert live_rating.recompute(results) == ratings.live_ratings(r, name)

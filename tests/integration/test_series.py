@@ -39,8 +39,8 @@ def test_a_series_league_plays_every_game_once_with_one_process_per_seat(arena: 
     assert all(rec.deals == (0, 1, 2) and rec.games == 3 for rec in records.values())
     # Every game recorded once, Elo applied per game: 2 opponents x 2 seat orders x 3 deals.
     assert r.zcard(store.Keys.elo_applied("series")) == 6
-    board = ratings.leaderboard(r, "series")
-    assert sorted(stats.games for _vid, _rating, stats in board) == [12, 12, 12]
+    board = ratings.standings(r, "series")
+    assert sorted(row.stats.games for row in board) == [12, 12, 12]
     for vid in registry.versions(r, "counter"):
         assert len(ratings.history(r, "series", vid)) == 12
     settings = store.get_league(r, "series").settings
@@ -103,5 +103,5 @@ def test_a_crash_mid_series_costs_the_game_in_progress(arena: Arena) -> None:
         assert log.count("crasher says hello") == 2, log
         assert "crasher exits now" in log and "a fresh process took the seat" in log
         assert "crasher starts game 2" in log  # (resumed, when it joined the game late)
-    for _vid, _rating, stats in ratings.leaderboard(r, "crash"):
-        assert stats.games == 6
+    for row in ratings.standings(r, "crash"):
+        assert row.stats.games == 6

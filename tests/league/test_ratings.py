@@ -110,8 +110,9 @@ def test_history_and_stats(r: redis.Redis) -> None:
     assert (b.last_seq, b.last_played) == (1, 1.0)
     assert ratings.stats(r, LEAGUE, "nobody") == ratings.VersionStats()
     assert ratings.rating(r, LEAGUE, "nobody") == 1500.0
-    board = ratings.leaderboard(r, LEAGUE)
-    assert [row[1] for row in board] == sorted((row[1] for row in board), reverse=True)
+    board = ratings.standings(r, LEAGUE)
+    assert [row.live.mu for row in board] == sorted((row.live.mu for row in board), reverse=True)
+    assert {row.version: row.elo for row in board} == ratings.ratings(r, LEAGUE)
 
 
 def test_recompute_from_stored_results_equals_live(r: redis.Redis) -> None:

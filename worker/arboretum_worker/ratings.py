@@ -63,7 +63,6 @@ __all__ = [
     "expected_score",
     "game_deltas",
     "history",
-    "leaderboard",
     "live_ratings",
     "parse_stats",
     "rating",
@@ -349,22 +348,10 @@ def _stats(raw: Any) -> VersionStats:
     )
 
 
-def leaderboard(r: redis.Redis, league: str) -> list[tuple[str, float, VersionStats]]:
-    """(version, rating, stats) for every version that played, best rating first."""
-    live = ratings(r, league)
-    pipe = r.pipeline(transaction=False)
-    for vid in live:
-        pipe.hgetall(Keys.elo_stats(league, vid))
-    rows = [
-        (v, value, _stats(h)) for (v, value), h in zip(live.items(), pipe.execute(), strict=True)
-    ]
-    rows.sort(key=lambda row: (-row[1], row[0]))
-    return rows
-
-
 @dataclass(frozen=True, slots=True)
 class Standing:
-    """One version's row of the leaderboard: its live rating, its Elo and its stats."""
+    """One version's live standing: its live rating, its Elo and its stats (the board,
+    ``board.py``, stands them beside the fitted rating)."""
 
     version: str
     live: Skill
