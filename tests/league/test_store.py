@@ -159,6 +159,10 @@ def test_replays_first_write_wins(r: redis.Redis) -> None:
     assert replays.get_replay(r, "m1", 0) == b'{"v": 1}'
     assert replays.get_replay(r, "m1", 5) is None
     assert replays.replay_games(r, "m1") == [0, 1]
+    replays.drop_replays(r, "m1")  # a stale run's, before the recorded run's are stored
+    assert replays.replay_games(r, "m1") == []
+    assert replays.save_replay(r, "m1", 0, b'{"v": 2}')
+    assert replays.get_replay(r, "m1", 0) == b'{"v": 2}'
 
 
 def test_bot_logs_are_capped(r: redis.Redis) -> None:

@@ -297,7 +297,7 @@ def _store_artifacts(
     r: Any, match_id: str, outcome: PlayedMatch, cap: int = replays.BOT_LOG_CAP
 ) -> None:
     """Replays and bot output of the run whose result was recorded (stale ones replaced)."""
-    r.delete(store.Keys.replay(match_id))
+    replays.drop_replays(r, match_id)
     for game, replay in zip(outcome.games, outcome.replays, strict=False):
         replays.save_replay(r, match_id, game.game_index, replay)
     for seat, text in enumerate(outcome.outputs):

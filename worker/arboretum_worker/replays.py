@@ -14,6 +14,7 @@ __all__ = [
     "BOT_LOG_CAP",
     "REPLAY_COMPRESSION",
     "append_bot_log",
+    "drop_replays",
     "get_bot_log",
     "get_replay",
     "replay_games",
@@ -40,6 +41,11 @@ def save_replay(r: redis.Redis, match_id: str, game: int, data: bytes | str) -> 
     raw = data.encode() if isinstance(data, str) else bytes(data)
     packed = zlib.compress(raw, REPLAY_COMPRESSION)
     return bool(r.hsetnx(Keys.replay(match_id), str(int(game)), packed))
+
+
+def drop_replays(r: redis.Redis, match_id: str) -> None:
+    """Forget the match's stored replays (a stale run's, before the recorded run's are stored)."""
+    r.delete(Keys.replay(match_id))
 
 
 def _unpack_replay(raw: bytes) -> bytes:
