@@ -15,10 +15,12 @@ their stream being a real process boundary::
 
 A handle talks to the referee's :class:`~arboretum_server.match.Match` through its public
 methods only: no protobuf, no admin token, no polling. :meth:`MatchHandle.watch` is the
-spectator subscription (the public messages of the ``WatchMatch`` RPC, as the plain values of
-:mod:`arboretum_server.messages`). A referee in another process is driven through its gRPC admin
-service by :class:`~arboretum_server.remote.RemoteMatchRunner`, the one thin gRPC client with
-the same interface (``arena play --server``).
+spectator subscription: the public messages of the ``WatchMatch`` RPC as plain values
+(``MatchSnapshot``, ``WatchGameStart``, ``LoggedEvent`` with its ``Draw``, ``SecondDrawSkipped``,
+``Place``, ``Discard``, ``Fault`` or ``Forfeit``, ``DecisionPending``, ``GameOutcome``,
+``MatchEnd``), which this module exports for its watchers. A referee in another process is
+driven through its gRPC admin service by :class:`~arboretum_server.remote.RemoteMatchRunner`,
+the one thin gRPC client with the same interface (``arena play --server``).
 
 A finished game is the SDK's :class:`~arboretum_sdk.info.GameEnd` (the engine's
 :class:`~arboretum.GameResult`, each seat's faults, the seed, the turns), as a bot is told it:
@@ -40,10 +42,18 @@ from arboretum_sdk.info import GameEnd
 from .errors import InvalidArgument, NotFound
 from .matchconfig import MatchConfig
 from .messages import (
+    DecisionPending,
+    Discard,
+    Draw,
+    Fault,
+    Forfeit,
     GameOutcome,
     LoggedEvent,
     MatchEnd,
+    MatchSnapshot,
     MatchStatus,
+    Place,
+    SecondDrawSkipped,
     WatchGameStart,
     WatchMessage,
     is_over,
@@ -56,6 +66,11 @@ if TYPE_CHECKING:
     from .server import Referee
 
 __all__ = [
+    "DecisionPending",
+    "Discard",
+    "Draw",
+    "Fault",
+    "Forfeit",
     "GameEnd",
     "GameOutcome",
     "LoggedEvent",
@@ -63,8 +78,11 @@ __all__ = [
     "MatchHandle",
     "MatchOutcome",
     "MatchRunner",
+    "MatchSnapshot",
     "MatchStatus",
     "MatchWatch",
+    "Place",
+    "SecondDrawSkipped",
     "WatchGameStart",
     "WatchMessage",
 ]

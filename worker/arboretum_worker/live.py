@@ -109,7 +109,7 @@ class LiveEncoder:
         self._last: dict[str, Any] | None = None
 
     def encode(self, message: object) -> list[dict[str, Any]]:
-        from arboretum_server import messages as m
+        from arboretum_server import runner as m
 
         if isinstance(message, m.MatchSnapshot):
             return [
@@ -169,7 +169,7 @@ class LiveEncoder:
 
     def _event(self, event: Any) -> list[dict[str, Any]]:
         from arboretum import DECK
-        from arboretum_server import messages as m
+        from arboretum_server import runner as m
 
         body = event.body
         turn = event.turn_number - 1  # the replay format counts turns from 0
