@@ -186,6 +186,36 @@ def test_a_worker_started_without_redis_says_so_once_and_waits(tmp_path: Path) -
             redis_proc.wait(10)
 
 
+def test_sigterm_to_a_worker_still_waiting_for_redis_ends_it_cleanly(tmp_path: Path) -> None:
+    # Before, a stop signalled while the worker waited for Redis to start (or during rq's
+    # bootstrap, before rq installs its handlers) killed it outright: status -15.
+    from redis_server import _free_port
+
+    url = f"redis://127.0.0.1:{_free_port()}/0"
+    env = dict(os.environ, REDIS_URL=url, PYTHONUNBUFFERED="1")
+    log = tmp_path / "worker.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [*ARENA, "worker"], env=env, stdin=subprocess.DEVNULL, stdout=out,
+            stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not LOST.search(log.read_text(errors="replace")):
+            assert proc.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(15)
+        text = log.read_text(errors="replace")
+        assert proc.returncode == 0, text
+        assert "worker stopped by SIGTERM before it started" in text, text
+        assert "Traceback" not in text, text
+    finally:
+        kill_tree(proc.pid)
+        proc.wait(10)
+
+
 def _unshare_works() -> bool:
     try:
         done = subprocess.run(["unshare", "-Urpf", "true"], capture_output=True, timeout=10)

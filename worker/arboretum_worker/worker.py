@@ -105,7 +105,26 @@ class ArenaWorker(Worker):  # type: ignore[misc]
             pipe.execute()
         self.log.info("Worker %s: registered again (it expired in the outage)", self.name)
 
+    def bootstrap(self, *args: Any, **kwargs: Any) -> None:
+        # rq installs its SIGTERM and SIGINT handlers only after the bootstrap (registration,
+        # pubsub), which waits for Redis: a stop signalled meanwhile killed the worker outright
+        # (status -15) with its registration left behind. Installed first, a stop during the
+        # bootstrap ends it, and the loop then stops at once and registers the end (teardown).
+        from rq.exceptions import StopRequested
+
+        self._install_signal_handlers()
+        try:
+            super().bootstrap(*args, **kwargs)
+        except StopRequested:
+            self._stop_requested = True
+
+    def check_for_suspension(self, burst: bool) -> None:
+        if not self._stop_requested:  # a stop during the bootstrap: no Redis call before it
+            super().check_for_suspension(burst)
+
     def run_maintenance_tasks(self) -> None:
+        if self._stop_requested:
+            return
         # Right after an outage, the executions of the matches that ran through it look expired
         # (no heartbeat came); their workers heartbeat again within a monitoring interval. Until
         # then a maintenance pass would re-queue them as abandoned, though they are running.
@@ -264,6 +283,14 @@ def preload() -> None:
             log.warning("preloading %s failed: %s", name, exc)
 
 
+class StoppedBeforeStart(Exception):
+    """SIGTERM or SIGINT came while the worker was still starting (waiting for Redis)."""
+
+
+def _stop_before_start(signum: int, frame: Any) -> None:
+    raise StoppedBeforeStart(signal.Signals(signum).name)
+
+
 def run_worker(
     settings: WorkerSettings,
     *,
@@ -273,7 +300,20 @@ def run_worker(
 ) -> bool:
     """Run a worker on the league queue until stopped (or, with ``burst``, until it is empty).
 
-    It never exits on a lost Redis: it waits for it (at start-up too)."""
+    It never exits on a lost Redis: it waits for it (at start-up too). A stop signalled while it
+    starts ends it at once, cleanly: rq's own handlers take over at its bootstrap."""
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, _stop_before_start)
+    try:
+        worker = _start_worker(settings, name)
+        return bool(worker.work(burst=burst, with_scheduler=with_scheduler, logging_level="INFO"))
+    except StoppedBeforeStart as stop:
+        log.info("worker stopped by %s before it started (Redis had not answered)", stop)
+        return False
+
+
+def _start_worker(settings: WorkerSettings, name: str | None) -> ArenaWorker:
+    """The worker, registered to nothing yet; waits for Redis to name itself."""
     preload()
     if settings.sandbox in ("auto", "bwrap"):
         from .sandbox import bwrap_usable
@@ -308,7 +348,7 @@ def run_worker(
         _safe_url(settings.redis_url),
         settings.maintenance_interval_s,
     )
-    return bool(worker.work(burst=burst, with_scheduler=with_scheduler, logging_level="INFO"))
+    return worker
 
 
 def _safe_url(url: str) -> str:
