@@ -20,6 +20,8 @@ from arboretum_worker.sprt.stats import SprtState, Verdict
 
 from .conftest import Arena, kill_tree
 
+pytestmark = pytest.mark.integration
+
 CLOCK = ["--per-decision-ms", "1000", "--bank-ms", "5000"]
 
 
