@@ -44,19 +44,20 @@ import json
 import logging
 import os
 import secrets
-import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from arboretum_sdk import argtypes, clitools, eventloop
 from arboretum_sdk.clitools import plural
 from arboretum_sdk.info import FaultPolicy, MatchStatus, TimeControl
 
+from .botprocs import BotProcess, bot_command, reap, start_bot
 from .config import Settings
+from .entrants import PlayError, check_entrants, resolve_entrants
 from .errors import InvalidArgument
 from .matchconfig import MatchConfig
 from .playreport import (
@@ -91,163 +92,13 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 DEFAULT_REPLAYS = Path("replays/play")
-BOT_EXIT_GRACE_S = 5.0
-"""How long bot processes get to exit by themselves after their match ended."""
 MONITOR_S = 0.05
 """How often the runner looks at its bot processes while a match runs (its end wakes it)."""
-
-
-class PlayError(Exception):
-    """Bad input to ``arena play``: reported as one line, exit status 2."""
-
-
-# ----------------------------------------------------------------------------- the referee
-
-
-# ----------------------------------------------------------------------------- entrants
-
-
-def resolve_entrants(specs: Sequence[str]) -> list[Entrant]:
-    """Check each bot exists and name it (a built-in is also built here, once). Raises
-    :class:`PlayError`. An author's bot is not imported here (its import could block or exit this
-    process): :func:`check_entrants` loads it in a child process."""
-    if not 2 <= len(specs) <= 4:
-        raise PlayError(
-            f"Arboretum is played by 2, 3 or 4 players; got {plural(len(specs), 'bot')}"
-        )
-    try:
-        from arboretum_sdk.errors import BotLoadError
-        from arboretum_sdk.loader import builtin_bots, load_bot
-        from arboretum_sdk.stdio.manifest import COMMAND_PREFIX, command_name, split_command
-    except ImportError as exc:
-        raise PlayError(f"the bot SDK cannot load bots here: {exc}") from None
-    builtins = builtin_bots()
-    names: list[str] = []
-    resolved: list[str] = []
-    for spec in specs:
-        if spec.startswith(COMMAND_PREFIX):
-            try:
-                argv = split_command(spec[len(COMMAND_PREFIX) :], spec)
-            except BotLoadError as exc:
-                raise PlayError(f"cannot load bot {spec!r}: {exc}") from None
-            resolved.append(spec)
-            names.append(command_name(argv))
-            continue
-        if spec in builtins:
-            try:
-                load_bot(spec)  # the SDK's own code: built here once
-            except Exception as exc:
-                raise PlayError(f"cannot load bot {spec!r}: {exc}") from None
-            resolved.append(spec)
-            names.append(spec)
-            continue
-        path = Path(spec)
-        if not path.exists():
-            raise PlayError(
-                f"cannot load bot {spec!r}: no such file or folder, and not a built-in bot "
-                f"(built-ins: {', '.join(builtins)})"
-            )
-        path = path.resolve()
-        resolved.append(str(path))
-        names.append(path.stem if path.is_file() else path.name)
-    out = []
-    for i, (spec, name) in enumerate(zip(resolved, names, strict=True)):
-        if names.count(name) > 1:
-            name = f"{name}#{names[:i].count(name) + 1}"
-        out.append(Entrant(i, spec, name))
-    return out
-
-
-_LOAD_CHECK = """\
-import sys
-from arboretum_sdk.errors import BotLoadError
-from arboretum_sdk.loader import load_bot
-try:
-    load_bot(sys.argv[1])
-except BotLoadError as exc:
-    sys.stderr.write(str(exc))
-    sys.exit(2)
-"""
-"""Run as ``python -c _LOAD_CHECK SPEC``: exit 0 when the bot loads and builds, else 2 with the
-loader's message on stderr."""
-
-
-async def check_entrants(entrants: Sequence[Entrant], timeout_ms: int) -> None:
-    """Load every author's bot in a child process of its own, all at once, each within
-    ``timeout_ms`` (the match's start timeout): a bot that does not load, or whose import blocks
-    or exits, is a :class:`PlayError` naming it before any match starts. Built-ins are checked by
-    :func:`resolve_entrants`. Cancelled (Ctrl-C), it stops the children at once."""
-    from arboretum_sdk.loader import builtin_bots
-
-    builtins = builtin_bots()
-    specs = sorted({e.spec for e in entrants if e.spec not in builtins})
-    procs = {
-        spec: subprocess.Popen(
-            [sys.executable, "-c", _LOAD_CHECK, spec],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        for spec in specs
-    }
-    try:
-        outcomes = await asyncio.gather(
-            *(asyncio.to_thread(_wait_loaded, proc, timeout_ms / 1000) for proc in procs.values())
-        )
-    finally:
-        for proc in procs.values():
-            if proc.poll() is None:
-                proc.kill()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(5)
-    for spec, (status, output) in zip(procs, outcomes, strict=True):
-        if status is None:
-            raise PlayError(
-                f"cannot load bot {spec!r}: it did not finish loading within {timeout_ms} ms "
-                "(--start-timeout-ms); does its module block when imported?"
-            )
-        if status != 0:
-            why = output.strip() or f"the loading process exited with status {status}"
-            raise PlayError(f"cannot load bot {spec!r}: {why}")
-
-
-def _wait_loaded(proc: subprocess.Popen[bytes], timeout_s: float) -> tuple[int | None, str]:
-    """(exit status, what it wrote to stderr), or (None, "") when it ran past ``timeout_s``."""
-    try:
-        _, err = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        return None, ""
-    return proc.returncode, err.decode("utf-8", "replace")
 
 
 def rotation_seats(players: int, rotation: int) -> tuple[int, ...]:
     """Which entrant sits at each seat in ``rotation``: seat s gets entrant (s + rotation) mod P."""
     return tuple((seat + rotation) % players for seat in range(players))
-
-
-def bot_command(spec: str, address: str) -> list[str]:
-    """The command line of one bot process (its token goes in the environment); a
-    ``cmd:COMMAND`` spec runs ``arena bot run --cmd COMMAND``."""
-    run = [sys.executable, "-m", "arboretum_sdk.cli", "bot", "run"]
-    if spec.startswith("cmd:"):
-        return [*run, "--cmd", spec[4:], "--server", address]
-    return [*run, spec, "--server", address]
-
-
-# ----------------------------------------------------------------------------- bot processes
-
-
-@dataclass
-class BotProcess:
-    seat: int
-    entrant: Entrant
-    proc: subprocess.Popen[bytes]
-    log_path: Path
-    log_file: IO[bytes]
-    exit_note: str = ""
-    """Set when the process exited before its match ended."""
 
 
 # ----------------------------------------------------------------------------- progress
@@ -330,7 +181,8 @@ class LocalSession:
             run = await session.play_match(entrants, MatchRun(0, seats=(0, 1)), seed=7, games=2)
 
     Leaving the session stops every bot process still running (at once when leaving on an
-    exception or a cancellation, else after :data:`BOT_EXIT_GRACE_S`) and then the referee.
+    exception or a cancellation, else after :data:`.botprocs.BOT_EXIT_GRACE_S`) and then the
+    referee.
     """
 
     def __init__(self, options: PlayOptions, *, max_games: int = 1000, keep_finished: int = 4):
@@ -449,7 +301,7 @@ async def _play_match(
     try:
         for seat, token in enumerate(handle.tokens):
             bots.append(
-                _start_bot(seat, entrants[run.seats[seat]], handle.address, token, directory)
+                start_bot(seat, entrants[run.seats[seat]], handle.address, token, directory)
             )
             run.logs[seat] = bots[-1].log_path
             session.live.append(bots[-1])
@@ -465,7 +317,7 @@ async def _play_match(
         await handle.cancel("stopped by the runner", 2.0)
         raise
     finally:
-        session.reapers.append(asyncio.create_task(_reap(bots)))
+        session.reapers.append(asyncio.create_task(reap(bots)))
 
 
 def _match_config(
@@ -491,22 +343,6 @@ def _match_config(
             else options.faults_to_forfeit
         ),
     )
-
-
-def _start_bot(
-    seat: int, entrant: Entrant, address: str, token: str, directory: Path
-) -> BotProcess:
-    """The bot process of ``seat``, its output in ``bot-<seat>.log``."""
-    log_path = directory / f"bot-{seat}.log"
-    log_file = log_path.open("wb")
-    proc = subprocess.Popen(
-        bot_command(entrant.spec, address),
-        env=dict(os.environ, ARENA_TOKEN=token),
-        stdin=subprocess.DEVNULL,
-        stdout=log_file,
-        stderr=subprocess.STDOUT,
-    )
-    return BotProcess(seat, entrant, proc, log_path, log_file)
 
 
 async def _follow(
@@ -559,24 +395,6 @@ def _write_replays(run: MatchRun, texts: list[str], directory: Path) -> None:
             note_first_faults(run, index, doc)
         path.write_text(text + "\n")
         run.replays.append(path)
-
-
-async def _reap(bots: list[BotProcess]) -> None:
-    """Give the bots time to exit after their match end, then stop them."""
-    deadline = time.monotonic() + BOT_EXIT_GRACE_S
-    for bot in bots:
-        while bot.proc.poll() is None and time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
-    for bot in bots:
-        if bot.proc.poll() is None:
-            bot.proc.terminate()
-    for bot in bots:
-        try:
-            await asyncio.to_thread(bot.proc.wait, 3.0)
-        except subprocess.TimeoutExpired:
-            bot.proc.kill()
-            await asyncio.to_thread(bot.proc.wait)
-        bot.log_file.close()
 
 
 # ----------------------------------------------------------------------------- the command
