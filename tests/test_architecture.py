@@ -9,6 +9,9 @@ function (a "lazy" import) or under ``TYPE_CHECKING``.
   web app (``arboretum_web``); a module never imports from a later one. (The SDK's ``arena``
   command finds the later ones' subcommands by name, with ``importlib``: no import.)
 - The engine imports only the standard library and itself.
+- No module but ``arboretum_worker.keys`` spells a Redis key.
+- The size rule: no module over 600 lines, no function over 100, but the declarative tables named
+  here.
 """
 
 from __future__ import annotations
@@ -273,3 +276,41 @@ def test_no_module_but_keys_spells_a_redis_key() -> None:
     assert not found, "Redis keys spelled outside keys.py (add a helper to Keys):\n" + "\n".join(
         found
     )
+
+
+MAX_MODULE_LINES = 600
+MAX_FUNCTION_LINES = 100
+DECLARATIVE_TABLES = {
+    ("arboretum_web.openapi_schemas", "schemas"): "every response's schema of the OpenAPI "
+    "document, one literal after another",
+}
+"""Functions exempt from the size rule, each a declarative table (docs/ARCHITECTURE.md, "Size
+rule")."""
+
+
+def test_the_size_rule() -> None:
+    """No module of a package over 600 lines, no function over 100 (the generated stubs and the
+    declarative tables aside)."""
+    over = []
+    for name, path in modules().items():
+        if name.startswith("arboretum_proto"):
+            continue
+        source = path.read_text()
+        if source.count("\n") > MAX_MODULE_LINES:
+            over.append(f"{name}: {source.count(chr(10))} lines")
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > MAX_FUNCTION_LINES and (name, node.name) not in DECLARATIVE_TABLES:
+                    over.append(f"{name}.{node.name}: {length} lines")
+    assert not over, "past the size rule (split along the nouns):\n" + "\n".join(over)
+
+
+def test_the_declarative_tables_exist() -> None:
+    """An exemption whose function is gone, or back under the rule, is taken off the list."""
+    for (name, function), reason in DECLARATIVE_TABLES.items():
+        tree = ast.parse(modules()[name].read_text())
+        found = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == function]
+        assert found, f"{name}.{function} ({reason}) is gone: remove the exemption"
+        length = (found[0].end_lineno or 0) - found[0].lineno + 1
+        assert length > MAX_FUNCTION_LINES, f"{name}.{function} is {length} lines: no exemption"
