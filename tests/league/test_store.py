@@ -136,6 +136,11 @@ def test_matches_are_created_once_and_change_status(r: redis.Redis) -> None:
     with pytest.raises(StoreError):
         store.set_match_status(r, "nosuchmatch", MatchStatus.FAILED)
     assert store.get_result(r, spec.match_id) == result
+    # Several at once, in one round trip each (the web's match lists).
+    ids = [spec.match_id, specs[0].match_id, "nosuchmatch"]
+    assert store.match_statuses(r, ids) == {ids[0]: "finished", ids[1]: "queued", ids[2]: None}
+    assert store.get_results(r, ids) == {ids[0]: result, ids[1]: None, ids[2]: None}
+    assert store.get_results(r, []) == {}
 
 
 def test_results_are_validated() -> None:

@@ -469,21 +469,11 @@ class RowData:
 def row_data(r: Any, records: Sequence[store.MatchRecord]) -> RowData:
     """The :class:`RowData` of these matches."""
     names = store.version_names(r, (vid for rec in records for vid in rec.seats))
-    siblings = sorted({mid for rec in records for mid in deal_siblings(rec)})
-    pipe = r.pipeline(transaction=False)
-    for mid in siblings:
-        pipe.hget(store.Keys.match(mid), "status")
-    statuses = {
-        mid: store.as_text(s) if s is not None else None
-        for mid, s in zip(siblings, pipe.execute(), strict=True)
-    }
+    statuses = store.match_statuses(
+        r, sorted({mid for rec in records for mid in deal_siblings(rec)})
+    )
     finished = [rec.id for rec in records if rec.status is store.MatchStatus.FINISHED]
-    raw = r.mget([store.Keys.result(mid) for mid in finished]) if finished else []
-    results = {
-        mid: store.MatchResult.from_json(text) if text is not None else None
-        for mid, text in zip(finished, raw, strict=True)
-    }
-    return RowData(names, statuses, results)
+    return RowData(names, statuses, store.get_results(r, finished))
 
 
 def game_revealed(r: Any, record: store.MatchRecord) -> bool:

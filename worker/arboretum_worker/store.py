@@ -56,11 +56,13 @@ __all__ = [
     "get_match",
     "get_matches",
     "get_result",
+    "get_results",
     "get_version",
     "get_version_files",
     "league_matches",
     "list_bots",
     "list_leagues",
+    "match_statuses",
     "set_league_status",
     "set_match_status",
     "start_match_attempt",
@@ -375,6 +377,14 @@ def get_matches(r: redis.Redis, match_ids: Sequence[str]) -> list[MatchRecord | 
     return [_match_record(h) if h and b"status" in h else None for h in pipe.execute()]
 
 
+def match_statuses(r: redis.Redis, match_ids: Sequence[str]) -> dict[str, str | None]:
+    """The status of each of these matches (None for a missing one), in one round trip."""
+    pipe = r.pipeline(transaction=False)
+    for match_id in match_ids:
+        pipe.hget(Keys.match(match_id), "status")
+    return {m: _s(s) for m, s in zip(match_ids, pipe.execute(), strict=True)}
+
+
 def league_matches(r: redis.Redis, league: str) -> list[str]:
     return [_s(m) or "" for m in r.lrange(Keys.league_matches(league), 0, -1)]
 
@@ -527,3 +537,13 @@ def get_result(r: redis.Redis, match_id: str) -> MatchResult | None:
     """The recorded result (written by ``ratings.record_result``), or None."""
     raw = r.get(Keys.result(match_id))
     return None if raw is None else MatchResult.from_json(raw)
+
+
+def get_results(r: redis.Redis, match_ids: Sequence[str]) -> dict[str, MatchResult | None]:
+    """The recorded result of each of these matches (None when there is none), in one round
+    trip (none without ids)."""
+    raw = r.mget([Keys.result(m) for m in match_ids]) if match_ids else []
+    return {
+        m: MatchResult.from_json(text) if text is not None else None
+        for m, text in zip(match_ids, raw, strict=True)
+    }
