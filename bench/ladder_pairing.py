@@ -39,6 +39,13 @@ the real ones.
     .venv/bin/python bench/ladder_pairing.py --bots 10 --gap 50 --runs 20
     .venv/bin/python bench/ladder_pairing.py --bots 10 --gap 50 --deals 5 --runs 30 --luck 200
 
+``--design`` prints instead what no schedule fixed in advance can beat: for the planted strengths,
+the games a design needs before its expected 95% intervals (the fit's covariance at the planted
+strengths, prior included) leave every pair of neighbours apart by the planted gap, for the
+round robin, for designs that play only the pairs at most K places apart, and for the best
+allocation over the pairings (a numerical optimum, Powell's method); their ratio to the round
+robin. The adaptive ladder can beat that ratio only by following the fit's noise.
+
 ``--cost`` prints instead what a scheduler's tick spends on the fit as a ladder grows: the games
 of V versions (random pairings, outcomes from random strengths) turned into the fit's rankings,
 the fit, and the choice of 4 units with 8 matches in flight.
@@ -48,6 +55,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import math
 import statistics
 import sys
 import time
@@ -59,8 +67,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "worker"))
 
-from arboretum_worker.fit import Fit, Rankings, fit  # noqa: E402
-from arboretum_worker.ladder.choice import Belief, choose  # noqa: E402
+from arboretum_worker.fit import ELO_PER_NATURAL, Z95, Fit, Rankings, fit  # noqa: E402
+from arboretum_worker.ladder.choice import DEFAULT_PRIOR, Belief, choose  # noqa: E402
 
 WIDTH = 50.0
 
@@ -234,6 +242,52 @@ def cost() -> int:
     return 0
 
 
+def design(args: argparse.Namespace) -> int:
+    from scipy.optimize import minimize
+
+    n = args.bots
+    strength = np.arange(n) * args.gap / ELO_PER_NATURAL
+    pairs = list(itertools.combinations(range(n), 2))
+    i, j = np.array(pairs).T
+    p = 1.0 / (1.0 + np.exp(strength[i] - strength[j]))
+    info = p * (1.0 - p)
+    centre = np.eye(n) - 1.0 / n
+    need = args.gap / ELO_PER_NATURAL
+
+    def widest(games: np.ndarray) -> float:
+        """The widest neighbour pair's summed 95% half-widths (natural units)."""
+        precision = np.eye(n) * DEFAULT_PRIOR / 4.0
+        np.add.at(precision, (i, i), games * info)
+        np.add.at(precision, (j, j), games * info)
+        np.add.at(precision, (i, j), -games * info)
+        np.add.at(precision, (j, i), -games * info)
+        sd = np.sqrt(np.diag(centre @ np.linalg.inv(precision) @ centre))
+        return float(Z95 * (sd[:-1] + sd[1:]).max())
+
+    def games_for(shape: np.ndarray) -> float:
+        shape = shape / shape.sum()
+        low, high = 1.0, 1e8
+        for _ in range(60):
+            middle = math.sqrt(low * high)
+            low, high = (low, middle) if widest(middle * shape) < need else (middle, high)
+        return high
+
+    full = games_for(np.ones(len(pairs)))
+    print(f"{n} bots, {args.gap:g} Elo apart: games until the expected intervals part")
+    print(f"  round robin: {full:,.0f}")
+    for k in range(1, n - 1):
+        games = games_for((j - i <= k).astype(float))
+        print(f"  pairs at most {k} apart: {games:,.0f} ({games / full:.2f} of the round robin)")
+    best = minimize(
+        lambda x: games_for(np.exp(x)),
+        np.zeros(len(pairs)),
+        method="Powell",
+        options={"maxfev": 3000, "xtol": 1e-2, "ftol": 1e-4},
+    )
+    print(f"  best allocation: {best.fun:,.0f} ({best.fun / full:.2f} of the round robin)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bots", type=int, default=12)
@@ -252,6 +306,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cap", type=int, default=400_000, help="most games per league")
     parser.add_argument("--seed", type=int, default=16)
     parser.add_argument("--cost", action="store_true", help="time a tick's fit and choice")
+    parser.add_argument(
+        "--design", action="store_true", help="the games fixed designs need (no simulation)"
+    )
     parser.add_argument("--no-newcomer", action="store_true", help="skip the new version's part")
     parser.add_argument(
         "--first-run", type=int, default=0, help="the first run's number (to split runs)"
@@ -259,6 +316,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.cost:
         return cost()
+    if args.design:
+        return design(args)
     print(
         f"{args.bots} bots, {args.gap:g} Elo apart, units of {args.deals} deals x 2 seat orders, "
         f"{args.depth} units in flight, {args.draws:.0%} draws, deal luck sd {args.luck:g} Elo, "
