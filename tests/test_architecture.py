@@ -314,3 +314,47 @@ def test_the_declarative_tables_exist() -> None:
         assert found, f"{name}.{function} ({reason}) is gone: remove the exemption"
         length = (found[0].end_lineno or 0) - found[0].lineno + 1
         assert length > MAX_FUNCTION_LINES, f"{name}.{function} is {length} lines: no exemption"
+
+
+ARCHITECTURE = ROOT / "docs" / "ARCHITECTURE.md"
+PACKAGE_FOLDERS = ["sdk/arboretum", "sdk/arboretum_sdk", "sdk/arboretum_proto"] + [
+    f"{folder}/{package}" for package, folder in PACKAGES.items() if folder != "sdk"
+]
+"""Every package folder of the project, each with its table in docs/ARCHITECTURE.md."""
+
+
+def documented_modules() -> dict[str, set[str]]:
+    """The module files each package's table of docs/ARCHITECTURE.md names (the first column's
+    paths, relative to the package), by the package folder its heading names."""
+    found: dict[str, set[str]] = {}
+    current: set[str] | None = None
+    for line in ARCHITECTURE.read_text().splitlines():
+        heading = re.fullmatch(r"### `([\w/]+)/`", line)
+        if heading:
+            current = found.setdefault(heading.group(1), set())
+        elif line.startswith("## "):
+            current = None
+        elif current is not None and line.startswith("| `"):
+            first_cell = line.split("|")[1]
+            current.update(re.findall(r"`([\w/]+\.py)`", first_cell))
+    return found
+
+
+def test_every_module_is_named_in_the_architecture_doc() -> None:
+    """docs/ARCHITECTURE.md has one line for every module file of every package, and names none
+    that is gone."""
+    tables = documented_modules()
+    assert set(PACKAGE_FOLDERS) <= set(tables), f"packages without a table: {tables.keys()}"
+    problems = []
+    for folder in PACKAGE_FOLDERS:
+        base = ROOT / folder
+        files = {
+            p.relative_to(base).as_posix()
+            for p in base.rglob("*.py")
+            if "__pycache__" not in p.parts
+        }
+        problems += [f"{folder}/{m}: not in its table" for m in sorted(files - tables[folder])]
+        problems += [
+            f"{folder}/{m}: in the table, not in the tree" for m in sorted(tables[folder] - files)
+        ]
+    assert not problems, "docs/ARCHITECTURE.md's module tables:\n" + "\n".join(problems)
