@@ -63,9 +63,7 @@ def test_the_audit_page_shows_the_flagged_pair_and_who_left_it_out(
     )
     assert f"the games of {pair}: left out by kim, 2027-01-15 08:00 UTC" in page.text
     board = client.get("/?league=audited").text
-    assert (
-        f"An operator left the games of {pair} out of the fit (by kim, 2027-01-15 08:00" in board
-    )
+    assert f"An operator left the games of {pair} out of the fit (by kim, 2027-01-15 08:00" in board
 
 
 def test_honest_results_flag_nothing_and_bad_leagues_are_clear(
