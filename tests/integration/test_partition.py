@@ -168,6 +168,7 @@ def test_a_worker_cut_off_from_redis_mid_match(arena: Arena, links: list[Link], 
     cut_at, cut_wall = time.monotonic(), time.time()
     retried: store.MatchRecord | None = None
     done_at = None
+    recorded_in_cut = False  # a result of the match in Redis while the link was down
     try:
         while time.monotonic() < cut_at + cut_s:
             record = store.get_match(r, running)
@@ -177,6 +178,8 @@ def test_a_worker_cut_off_from_redis_mid_match(arena: Arena, links: list[Link], 
                 s is store.MatchStatus.FINISHED for s in _status(arena, match_ids).values()
             ):
                 done_at = time.monotonic()
+            if store.get_result(r, running) is not None:
+                recorded_in_cut = True
             time.sleep(0.2)
     finally:
         _ip("link", "set", links[cut].host_if, "up")
@@ -204,6 +207,7 @@ def test_a_worker_cut_off_from_redis_mid_match(arena: Arena, links: list[Link], 
         # Back before the execution expired: nothing was retried, and the cut-off worker's work
         # horse records the match once the link is back.
         assert retried is None and done_at is None, arena.worker_logs()
+        assert not recorded_in_cut, arena.worker_logs()
         assert running not in others
         said = recorded
         outcome = "not retried"
@@ -219,7 +223,9 @@ def test_a_worker_cut_off_from_redis_mid_match(arena: Arena, links: list[Link], 
         assert retried.started <= result.finished < up_wall
     else:
         assert record.attempts == 1 and record.worker == names[cut]
-        assert result.finished >= up_wall
+        # Its games ended in the cut or after it (``finished`` is when they ended, not when
+        # the result was stored: that came once the link was back, as recorded_in_cut shows).
+        assert result.finished >= cut_wall
 
     arena.wait_league("cut", timeout=60)
     _counted_once(arena, "cut", match_ids)
