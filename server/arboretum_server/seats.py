@@ -44,7 +44,12 @@ OUTBOX_LIMIT = 1024
 
 
 def new_token() -> str:
-    return secrets.token_urlsafe(24)
+    """A seat token: 32 URL-safe characters that never start with ``-``, so that it passes as
+    ``--token TOKEN`` on a command line (argparse reads ``--token -x...`` as another option)."""
+    while True:
+        token = secrets.token_urlsafe(24)
+        if not token.startswith("-"):
+            return token
 
 
 def token_key(token: str) -> bytes:

@@ -415,3 +415,13 @@ def test_create_match_takes_the_id_asked_for(tmp_path: Path) -> None:
             await ref.stop()
 
     asyncio.run(main())
+
+
+def test_seat_tokens_never_start_with_a_dash() -> None:
+    # A token starting with "-" (1 in 64 of token_urlsafe's) broke `arena bot run --token TOKEN`:
+    # argparse read it as an option ("argument --token: expected one argument").
+    from arboretum_server.seats import new_token
+
+    tokens = {new_token() for _ in range(5000)}
+    assert len(tokens) == 5000
+    assert all(len(t) == 32 and not t.startswith("-") for t in tokens)
