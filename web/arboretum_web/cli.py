@@ -134,20 +134,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
         secure_cookies=args.secure_cookies,
         live_delay_turns=args.live_delay,
     )
-    client = _client(args)
-    indexed = prepare_store(client)  # matches stored before the match indexes, once
-    client.close()
-    if indexed:
-        print(f"arena web: indexed {clitools.plural(indexed, 'stored match', 'stored matches')}")
     # Live streams stay open while their viewers watch: a stop waits this long for them.
     config = uvicorn.Config(create_app(settings), log_level="info", timeout_graceful_shutdown=5)
-    sock = _listen(args.host, args.port, config.backlog)
-    print(
-        f"arena web: serving on http://{args.host}:{args.port}/ "
-        f"(Redis {redact_url(settings.redis_url)})",
-        flush=True,
-    )
-    with sock:
+    # Bound first: an address in use is the only line, before any work or output.
+    with _listen(args.host, args.port, config.backlog) as sock:
+        client = _client(args)
+        indexed = prepare_store(client)  # matches stored before the match indexes, once
+        client.close()
+        if indexed:
+            noun = clitools.plural(indexed, "stored match", "stored matches")
+            print(f"arena web: indexed {noun}")
+        print(
+            f"arena web: serving on http://{args.host}:{args.port}/ "
+            f"(Redis {redact_url(settings.redis_url)})",
+            flush=True,
+        )
         uvicorn.Server(config).run(sockets=[sock])
     return 0
 
