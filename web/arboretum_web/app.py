@@ -20,7 +20,6 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount
-from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from arboretum_worker import store
@@ -30,6 +29,8 @@ from .config import SubmitCheck, WebSettings, default_check
 from .identity import AUTH_COOKIE, request_author
 from .live import LiveHub
 from .safety import CSRF_FIELD, SECURITY_HEADERS, LazyToken, SafetyMiddleware
+from .transfer import CachedStatic, static_url
+from .transfer import middleware as transfer_middleware
 from .uploads import UploadGate
 
 __all__ = [
@@ -126,7 +127,7 @@ def create_app(
     routes = [
         *pages.routes(),
         Mount("/api/v1", routes=api.routes()),
-        Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"),
+        Mount("/static", app=CachedStatic(directory=HERE / "static"), name="static"),
     ]
 
     @contextlib.asynccontextmanager
@@ -137,7 +138,7 @@ def create_app(
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
-        middleware=[Middleware(SafetyMiddleware)],
+        middleware=[Middleware(SafetyMiddleware), transfer_middleware()],
         exception_handlers={
             HTTPException: _http_error,
             store.StoreError: _store_error,
@@ -152,6 +153,7 @@ def create_app(
     app.state.live = LiveHub(app.state.redis, settings.live_delay_turns, settings.live_max_viewers)
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     pages.install_filters(templates)
+    templates.env.globals["static_url"] = static_url
     app.state.templates = templates
     return app
 
