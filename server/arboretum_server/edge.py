@@ -42,7 +42,7 @@ from .messages import (
     FaultPolicy,
     Forfeit,
     GameEnd,
-    GameOutcome,
+    GameOver,
     GameSetup,
     GameStart,
     LoggedEvent,
@@ -53,6 +53,7 @@ from .messages import (
     SecondDrawSkipped,
     TimeControl,
     View,
+    WatchGameEnd,
     WatchGameStart,
 )
 from .seats import Answer, Failure, Inbound, InvalidMessage, MalformedAnswer
@@ -228,7 +229,7 @@ def clock_to_pb(clock: ClockState) -> common_pb2.DecisionClock:
     return wire.clock_to_pb(clock)
 
 
-def outcome_to_pb(outcome: GameOutcome) -> game_pb2.GameResult:
+def outcome_to_pb(outcome: GameEnd, final_board: Board) -> game_pb2.GameResult:
     return wire.game_result_to_pb(
         outcome.result,
         game_index=outcome.game_index,
@@ -237,7 +238,7 @@ def outcome_to_pb(outcome: GameOutcome) -> game_pb2.GameResult:
         species=outcome.species,
         seat_names=outcome.seat_names,
         faults=outcome.faults,
-        final_board=board_to_pb(outcome.final_board),
+        final_board=board_to_pb(final_board),
     )
 
 
@@ -273,10 +274,11 @@ def referee_message(message: object) -> bot_pb2.RefereeMessage:
                 bot_seed=message.bot_seed,
             )
         )
-    elif isinstance(message, GameEnd):
+    elif isinstance(message, GameOver):
         pb.game_end.CopyFrom(
             bot_pb2.GameEnd(
-                result=outcome_to_pb(message.outcome), events=events_to_pb(message.events)
+                result=outcome_to_pb(message.game, message.final_board),
+                events=events_to_pb(message.events),
             )
         )
     elif isinstance(message, MatchInfo):
@@ -307,7 +309,7 @@ def match_info_to_pb(info: MatchSnapshot) -> match_pb2.MatchInfo:
         match_id=info.match_id,
         config=config,
         status=wire.match_status_to_pb(info.status),
-        results=[outcome_to_pb(o) for o in info.results],
+        results=[outcome_to_pb(o, b) for o, b in zip(info.results, info.final_boards, strict=True)],
         summary=wire.match_summary_to_pb(info.summary.games_finished, info.summary.seats),
         seats=[
             match_pb2.SeatConnection(seat=s.seat, name=s.name, connected=s.connected)
@@ -345,8 +347,8 @@ def watch_message(message: object) -> match_pb2.WatchMatchResponse:
                 in_progress=message.in_progress,
             )
         )
-    elif isinstance(message, GameOutcome):
-        pb.game_end.CopyFrom(outcome_to_pb(message))
+    elif isinstance(message, WatchGameEnd):
+        pb.game_end.CopyFrom(outcome_to_pb(message.game, message.final_board))
     elif isinstance(message, MatchSnapshot):
         pb.match.CopyFrom(match_info_to_pb(message))
     elif isinstance(message, MatchEnd):

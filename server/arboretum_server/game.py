@@ -23,7 +23,7 @@ from .messages import (
     Board,
     ClockState,
     DecisionPending,
-    GameOutcome,
+    GameEnd,
     GameSetup,
     LoggedEvent,
     SeatPublic,
@@ -327,16 +327,15 @@ class Game:
         )
         return DecisionPending(self.index, pending.seat, pending.number, pending.kind, clock)
 
-    def outcome(self) -> GameOutcome:
-        """The finished game's outcome: the engine's result and what the referee adds."""
+    def outcome(self) -> GameEnd:
+        """The finished game: the engine's result, the faults, the seed, the turns."""
         state = self.state
-        return GameOutcome(
+        return GameEnd(
             game_index=self.index,
             seed=self.seed,
             species=state.species,
-            result=state.result(),
+            turns=state.turn + 1,
             seat_names=self.seat_names,
             faults=tuple(self.faults),
-            final_board=self.board(),
-            turns=state.turn + 1,
+            result=state.result(),
         )

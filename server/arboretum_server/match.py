@@ -58,7 +58,7 @@ from .game import CONCLUDED, Answered, Concluded, Crashed, Game, Outcome, Pendin
 from .matchconfig import MatchConfig
 from .messages import (
     GameEnd,
-    GameOutcome,
+    GameOver,
     GameStart,
     MatchEnd,
     MatchInfo,
@@ -66,6 +66,7 @@ from .messages import (
     MatchStatus,
     MatchSummary,
     SeatConnection,
+    WatchGameEnd,
     WatchGameStart,
     is_over,
 )
@@ -109,7 +110,7 @@ class Match:
         self.reason = ""
         self.created_unix_ms = int(time.time() * 1000)
         self.record = MatchRecord(config.seat_names)
-        self.outcomes: list[GameOutcome] = self.record.outcomes  # the record's: they grow
+        self.outcomes: list[GameEnd] = self.record.outcomes  # the record's: they grow
         self.replays: dict[int, dict[str, Any]] = self.record.replays
         self.partial_replays: dict[int, dict[str, Any]] = self.record.partial_replays
         self.store = store or ReplayStore(None)
@@ -381,6 +382,7 @@ class Match:
             status=self.status,
             current_game_index=self.game_in_progress,
             results=tuple(self.outcomes) if with_results else (),
+            final_boards=tuple(self.record.final_boards) if with_results else (),
             summary=self.summary(),
             seats=tuple(SeatConnection(s.seat, s.name, s.connected) for s in self.seats),
             created_unix_ms=self.created_unix_ms,
@@ -412,14 +414,15 @@ class Match:
         while not state.is_over:
             await self._decide(game, state.current_seat)
         outcome = game.outcome()
+        board = game.board()
         doc = game.recorder.to_json()
-        self.record.finished(outcome, doc)
+        self.record.finished(outcome, board, doc)
         self._game = None
         for session in self.seats:
             stream = session.stream
             if stream is not None:
-                stream.send(GameEnd(outcome, game.events_since(stream)))
-        self.spectators.publish(outcome)
+                stream.send(GameOver(outcome, board, game.events_since(stream)))
+        self.spectators.publish(WatchGameEnd(outcome, board))
         totals = list(outcome.result.totals)
         log.info("match %s: game %d over, totals %s", self.match_id, index, totals)
         await self.store.write(self.match_id, index, doc)

@@ -13,12 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from arboretum import DECK, Card, Cell, DecisionKind, GameResult, Species
+from arboretum import DECK, Card, Cell, DecisionKind, Species
 from arboretum_sdk.info import Clock as ClockState
 from arboretum_sdk.info import (
     FaultKind,
     FaultNotice,
     FaultPolicy,
+    GameEnd,
     MatchEnd,
     MatchInfo,
     MatchStatus,
@@ -39,7 +40,7 @@ __all__ = [
     "FaultPolicy",
     "Forfeit",
     "GameEnd",
-    "GameOutcome",
+    "GameOver",
     "GameSetup",
     "GameStart",
     "LoggedEvent",
@@ -53,6 +54,7 @@ __all__ = [
     "SeatSummary",
     "SecondDrawSkipped",
     "View",
+    "WatchGameEnd",
     "WatchGameStart",
     "is_over",
 ]
@@ -167,20 +169,6 @@ class GameSetup:
 
 
 @dataclass(frozen=True, slots=True)
-class GameOutcome:
-    """A finished game: the engine's result plus what the referee adds."""
-
-    game_index: int
-    seed: int
-    species: tuple[Species, ...]
-    result: GameResult
-    seat_names: tuple[str, ...]
-    faults: tuple[int, ...]
-    final_board: Board
-    turns: int
-
-
-@dataclass(frozen=True, slots=True)
 class MatchSummary:
     games_finished: int
     seats: tuple[SeatSummary, ...]
@@ -214,8 +202,13 @@ class DecisionRequest:
 
 
 @dataclass(frozen=True, slots=True)
-class GameEnd:
-    outcome: GameOutcome
+class GameOver:
+    """A game's end as a seat is told it: the result (the SDK's :class:`GameEnd`: the engine's
+    result, the faults, the seed), the public board at the end, the events the seat has not
+    seen yet."""
+
+    game: GameEnd
+    final_board: Board
     events: tuple[LoggedEvent, ...]
 
 
@@ -245,7 +238,9 @@ class MatchSnapshot:
     start_timeout_ms: int
     status: MatchStatus
     current_game_index: int | None
-    results: tuple[GameOutcome, ...]
+    results: tuple[GameEnd, ...]
+    final_boards: tuple[Board, ...]
+    """The public board at the end of each game of ``results``."""
     summary: MatchSummary
     seats: tuple[SeatConnection, ...]
     created_unix_ms: int
@@ -261,6 +256,14 @@ class WatchGameStart:
 
 
 @dataclass(frozen=True, slots=True)
+class WatchGameEnd:
+    """A game's end as spectators are told it: its result and the public board at the end."""
+
+    game: GameEnd
+    final_board: Board
+
+
+@dataclass(frozen=True, slots=True)
 class DecisionPending:
     game_index: int
     seat: int
@@ -269,7 +272,7 @@ class DecisionPending:
     clock: ClockState
 
 
-BotMessage = MatchInfo | GameStart | DecisionRequest | FaultNotice | GameEnd | MatchEnd
+BotMessage = MatchInfo | GameStart | DecisionRequest | FaultNotice | GameOver | MatchEnd
 WatchMessage = (
-    MatchSnapshot | WatchGameStart | LoggedEvent | DecisionPending | GameOutcome | MatchEnd
+    MatchSnapshot | WatchGameStart | LoggedEvent | DecisionPending | WatchGameEnd | MatchEnd
 )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from .messages import GameOutcome, MatchEnd, MatchStatus, MatchSummary, SeatSummary
+from .messages import Board, GameEnd, MatchEnd, MatchStatus, MatchSummary, SeatSummary
 
 __all__ = ["MatchRecord"]
 
@@ -18,15 +18,18 @@ class MatchRecord:
 
     def __init__(self, seat_names: tuple[str, ...] | list[str]) -> None:
         self.seat_names = tuple(seat_names)
-        self.outcomes: list[GameOutcome] = []
+        self.outcomes: list[GameEnd] = []
+        self.final_boards: list[Board] = []
+        """The public board at the end of each game of ``outcomes``."""
         self.replays: dict[int, dict[str, Any]] = {}
         self.partial_replays: dict[int, dict[str, Any]] = {}
         self._summary: MatchSummary | None = None
 
-    def finished(self, outcome: GameOutcome, replay: dict[str, Any]) -> None:
-        """A game is over: its outcome and complete replay."""
+    def finished(self, outcome: GameEnd, final_board: Board, replay: dict[str, Any]) -> None:
+        """A game is over: its result, its board at the end and its complete replay."""
         self.replays[outcome.game_index] = replay
         self.outcomes.append(outcome)
+        self.final_boards.append(final_board)
 
     def stopped(self, game_index: int, replay: dict[str, Any]) -> None:
         """A game was stopped before its end: its partial replay."""

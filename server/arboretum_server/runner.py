@@ -15,16 +15,15 @@ their stream being a real process boundary::
 
 A handle talks to the referee's :class:`~arboretum_server.match.Match` through its public
 methods only: no protobuf, no admin token, no polling. :meth:`MatchHandle.watch` is the
-spectator subscription: the public messages of the ``WatchMatch`` RPC as plain values
-(``MatchSnapshot``, ``WatchGameStart``, ``LoggedEvent`` with its ``Draw``, ``SecondDrawSkipped``,
-``Place``, ``Discard``, ``Fault`` or ``Forfeit``, ``DecisionPending``, ``GameOutcome``,
-``MatchEnd``), which this module exports for its watchers. A referee in another process is
-driven through its gRPC admin service by :class:`~arboretum_server.remote.RemoteMatchRunner`,
-the one thin gRPC client with the same interface (``arena play --server``).
+spectator subscription: the match's public events as :class:`SpectatorEvent` values (a type and
+its JSON fields, in the public replay's terms), the one shape in which a spectator on this side
+of the wire sees a match. A referee in another process is driven through its gRPC admin service
+by :class:`~arboretum_server.remote.RemoteMatchRunner`, the one thin gRPC client with the same
+interface (``arena play --server``).
 
 A finished game is the SDK's :class:`~arboretum_sdk.info.GameEnd` (the engine's
-:class:`~arboretum.GameResult`, each seat's faults, the seed, the turns), as a bot is told it:
-there is no other shape of a result on this side of the wire.
+:class:`~arboretum.GameResult`, each seat's faults, the seed, the turns), as a bot is told it and
+as the referee keeps it: there is no other shape of a result on this side of the wire.
 """
 
 from __future__ import annotations
@@ -41,24 +40,8 @@ from arboretum_sdk.info import GameEnd
 
 from .errors import InvalidArgument, NotFound
 from .matchconfig import MatchConfig
-from .messages import (
-    DecisionPending,
-    Discard,
-    Draw,
-    Fault,
-    Forfeit,
-    GameOutcome,
-    LoggedEvent,
-    MatchEnd,
-    MatchSnapshot,
-    MatchStatus,
-    Place,
-    SecondDrawSkipped,
-    WatchGameStart,
-    WatchMessage,
-    is_over,
-)
-from .watchers import Watcher
+from .messages import MatchStatus, is_over
+from .watchers import PublicFeed, SpectatorEvent, Watcher
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -66,25 +49,13 @@ if TYPE_CHECKING:
     from .server import Referee
 
 __all__ = [
-    "DecisionPending",
-    "Discard",
-    "Draw",
-    "Fault",
-    "Forfeit",
     "GameEnd",
-    "GameOutcome",
-    "LoggedEvent",
-    "MatchEnd",
     "MatchHandle",
     "MatchOutcome",
     "MatchRunner",
-    "MatchSnapshot",
     "MatchStatus",
     "MatchWatch",
-    "Place",
-    "SecondDrawSkipped",
-    "WatchGameStart",
-    "WatchMessage",
+    "SpectatorEvent",
 ]
 
 
@@ -103,19 +74,28 @@ class MatchOutcome:
 
 
 class MatchWatch:
-    """A spectator subscription to one match: its public messages, in order, until its end.
+    """A spectator subscription to one match: its public events, in order, until its end.
 
-    Iterate it (``async for message in watch``) or read ``queue`` (``None`` at the end). A
-    subscription that falls more than a queue's length behind is ended (``overflowed``).
-    :meth:`close` ends it early."""
+    Iterate it (``async for event in watch``: :class:`SpectatorEvent` values). A consumer that
+    batches (the league's live feed) takes the subscription's items from ``queue`` as they come
+    (``None`` at the end; opaque: the match's own messages) and reads them later, in order,
+    with :meth:`public`. A subscription that falls more than a queue's length behind is ended
+    (``overflowed``). :meth:`close` ends it early."""
 
     def __init__(self, match: Match, watcher: Watcher) -> None:
         self._match = match
         self._watcher = watcher
+        self._feed = PublicFeed()
 
     @property
-    def queue(self) -> asyncio.Queue[WatchMessage | None]:
-        return self._watcher.queue
+    def queue(self) -> asyncio.Queue[object | None]:
+        return self._watcher.queue  # type: ignore[return-value]
+
+    def public(self, items: list[object]) -> list[SpectatorEvent]:
+        """The public events of ``items`` taken from ``queue`` (each item once, in order; from
+        one thread at a time)."""
+        feed = self._feed
+        return [event for item in items if item is not None for event in feed.events(item)]
 
     @property
     def overflowed(self) -> bool:
@@ -124,9 +104,11 @@ class MatchWatch:
     def close(self) -> None:
         self._match.unwatch(self._watcher)
 
-    async def __aiter__(self) -> AsyncIterator[WatchMessage]:
+    async def __aiter__(self) -> AsyncIterator[SpectatorEvent]:
+        feed = self._feed
         while (message := await self._watcher.queue.get()) is not None:
-            yield message
+            for event in feed.events(message):
+                yield event
 
 
 class MatchHandle:
@@ -139,7 +121,6 @@ class MatchHandle:
         """Each seat's token, by seat: what its bot connects with."""
         self.address = address
         """Where the bots connect (the referee's first listen address)."""
-        self._games: list[GameEnd] = []
 
     @property
     def config(self) -> MatchConfig:
@@ -170,10 +151,7 @@ class MatchHandle:
     def outcome(self) -> MatchOutcome:
         """The status, the reason and the games finished so far (all of them once it is over)."""
         match = self._match
-        games = self._games
-        if len(games) < len(match.outcomes):  # only the games finished since the last call
-            games.extend(map(game_end, match.outcomes[len(games) :]))
-        return MatchOutcome(match.status, match.reason, tuple(games))
+        return MatchOutcome(match.status, match.reason, tuple(match.outcomes))
 
     def replay(self, game_index: int) -> tuple[dict[str, Any], bool] | None:
         """The replay document of a game and whether it is complete (a game in progress or
@@ -256,17 +234,3 @@ class MatchRunner:
     async def stop(self, grace: float | None = 1.0) -> None:
         """Stop the referee: live matches are cancelled."""
         await self.referee.stop(grace)
-
-
-def game_end(outcome: GameOutcome) -> GameEnd:
-    """A finished game as the match API gives it (the referee's record of it, without the final
-    board and the events, which its spectators and seats were sent)."""
-    return GameEnd(
-        game_index=outcome.game_index,
-        seed=outcome.seed,
-        species=outcome.species,
-        turns=outcome.turns,
-        seat_names=outcome.seat_names,
-        faults=outcome.faults,
-        result=outcome.result,
-    )

@@ -18,12 +18,12 @@ import pytest
 from referee_clients import ADMIN_TOKEN
 
 from arboretum import verify_replay
+from arboretum.replay import result_to_json
 from arboretum_sdk.info import FaultPolicy, GameEnd, MatchStatus, TimeControl
 from arboretum_server import InvalidArgument, MatchConfig, NotFound, Settings
 from arboretum_server.local import bot_command
-from arboretum_server.messages import GameOutcome, MatchEnd, WatchGameStart
 from arboretum_server.remote import RemoteMatchRunner
-from arboretum_server.runner import MatchHandle, MatchRunner
+from arboretum_server.runner import MatchHandle, MatchRunner, SpectatorEvent
 
 
 @asynccontextmanager
@@ -123,10 +123,14 @@ def test_watch_sees_every_game_and_the_end() -> None:
             watch = handle.watch()
             with bots(handle.address, dict(enumerate(handle.tokens))):
                 seen = [message async for message in watch]
-            assert sum(isinstance(m, WatchGameStart) for m in seen) == 2
-            ends = [m for m in seen if isinstance(m, GameOutcome)]
-            assert [o.result for o in ends] == [g.result for g in handle.outcome().games]
-            assert isinstance(seen[-1], MatchEnd) and seen[-1].games_finished == 2
+            assert all(isinstance(e, SpectatorEvent) for e in seen)
+            assert seen[0].type == "start" and seen[0].fields["games"] == 2
+            assert sum(e.type == "game" for e in seen) == 2
+            ends = [e.fields for e in seen if e.type == "game_end"]
+            games = handle.outcome().games
+            assert [e["result"] for e in ends] == [result_to_json(g.result) for g in games]
+            assert [e["game"] for e in ends] == [0, 1]
+            assert seen[-1].type == "end" and seen[-1].fields["games_finished"] == 2
             assert not watch.overflowed
 
     asyncio.run(main())

@@ -35,7 +35,7 @@ from arboretum_server.messages import (
     FaultKind,
     FaultPolicy,
     Forfeit,
-    GameEnd,
+    GameOver,
     SeatPublic,
     TimeControl,
     View,
@@ -236,8 +236,8 @@ def test_a_match_sends_what_its_state_says(players: int) -> None:
             for seat, stream in enumerate(streams):
                 while (item := stream.outbox.take_message()) is not None:
                     progressed = True
-                    if isinstance(item, GameEnd):
-                        key = (item.outcome.game_index, seat)
+                    if isinstance(item, GameOver):
+                        key = (item.game.game_index, seat)
                         received.setdefault(key, []).extend(edge.events_to_pb(item.events))
                         continue
                     if not isinstance(item, bytes):

@@ -1,12 +1,12 @@
 """Live games: what a running league match publishes for the web's spectators, through Redis.
 
 The worker's private referee runs in the job's process; :class:`LivePublisher` subscribes to the
-match's spectator stream through the match API (``MatchHandle.watch()`` of
-:mod:`arboretum_server.runner`: the public messages of the ``WatchMatch`` RPC, as plain values)
-as soon as the match is created, turns each message into public JSON events
-(:class:`LiveEncoder`) and appends them, in batches, to the Redis stream ``arena:live:{match}``
-(:func:`live_key`; entry fields ``a``, the attempt, and ``e``, one JSON event). The web relays
-them to browsers (``arboretum_web.live``).
+match's public events through the match API (``MatchHandle.watch()`` of
+:mod:`arboretum_server.runner`: ``SpectatorEvent`` values, a type and its JSON fields) as soon as
+the match is created, encodes each to one JSON object (the attempt added to ``start``) and appends
+them, in batches, to the Redis stream ``arena:live:{match}`` (:func:`live_key`; entry fields
+``a``, the attempt, and ``e``, one JSON event). The web relays them to browsers
+(``arboretum_web.live``). This is the one codec between the worker and the web.
 
 The events hold only what the match's public replay shows, in its format (docs/replay-format.md):
 
@@ -52,7 +52,6 @@ __all__ = [
     "LIVE_END_TTL_S",
     "LIVE_TTL_S",
     "WATCHED_TTL_S",
-    "LiveEncoder",
     "LivePublisher",
     "live_key",
     "mark_watched",
@@ -67,7 +66,6 @@ LIVE_END_TTL_S = 600
 """... and after its match ended (the web shows the stored replays then)."""
 MAX_ENTRIES = 50_000
 """Entries a stream keeps (a series of 100 deals is about 30,000 events)."""
-HAND_SIZE = 7
 FLUSH_S = 0.25
 """How often the publisher takes the referee's new messages and, when watched, writes them."""
 WATCHED_TTL_S = 30
@@ -91,127 +89,11 @@ def mark_watched(r: Any, match_id: str, ttl_s: int = WATCHED_TTL_S) -> None:
 
 class Watchable(Protocol):
     """What the publisher watches: a match on the private referee
-    (``arboretum_server.runner.MatchHandle``), whose ``watch()`` is a subscription with a
-    ``queue`` of messages (``None`` at the end), ``overflowed`` and ``close()``."""
+    (``arboretum_server.runner.MatchHandle``), whose ``watch()`` is a subscription
+    (``arboretum_server.runner.MatchWatch``) with a ``queue`` of items (``None`` at the end),
+    ``public(items)`` (their public events), ``overflowed`` and ``close()``."""
 
     def watch(self) -> Any: ...
-
-
-class LiveEncoder:
-    """Spectator messages in, public JSON events out (one encoder per match)."""
-
-    def __init__(self, attempt: str) -> None:
-        self.attempt = attempt
-        self._game: int | None = None
-        self._deck = 0
-        self._skipped = False  # the turn's second draw was skipped: its play has no discard
-        self._place: dict[str, Any] | None = None
-        self._last: dict[str, Any] | None = None
-
-    def encode(self, message: object) -> list[dict[str, Any]]:
-        from arboretum_server import runner as m
-
-        if isinstance(message, m.MatchSnapshot):
-            return [
-                {
-                    "type": "start",
-                    "attempt": self.attempt,
-                    "players": message.players,
-                    "games": message.game_count,
-                    "seats": list(message.seat_names),
-                }
-            ]
-        if isinstance(message, m.WatchGameStart):
-            setup = message.setup
-            self._game = setup.game_index
-            self._deck = len(setup.species) * 8 - setup.players * HAND_SIZE
-            self._skipped, self._place, self._last = False, None, None
-            out: list[dict[str, Any]] = [
-                {
-                    "type": "game",
-                    "game": setup.game_index,
-                    "players": setup.players,
-                    "species": [s.value for s in setup.species],
-                    "seats": [{"seat": i, "bot": n} for i, n in enumerate(setup.seat_names)],
-                    "deck_size": self._deck,
-                }
-            ]
-            for event in message.events:  # a game joined in progress
-                out += self.encode(event)
-            return out
-        if isinstance(message, m.LoggedEvent):
-            return self._event(message)
-        if isinstance(message, m.GameOutcome):
-            result = message.result
-            from arboretum.replay import result_to_json
-
-            return [
-                {
-                    "type": "game_end",
-                    "game": message.game_index,
-                    "final_hands": [[str(c) for c in hand] for hand in result.hands],
-                    "result": result_to_json(result),
-                }
-            ]
-        if isinstance(message, m.MatchEnd):
-            return [
-                {
-                    "type": "end",
-                    "status": message.status.value,
-                    "games_finished": message.games_finished,
-                }
-            ]
-        return []  # DecisionPending (clocks are not public), anything new
-
-    def _step(self, step: dict[str, Any]) -> list[dict[str, Any]]:
-        self._last = step
-        return [{"type": "step", "game": self._game, "step": step}]
-
-    def _event(self, event: Any) -> list[dict[str, Any]]:
-        from arboretum import DECK
-        from arboretum_server import runner as m
-
-        body = event.body
-        turn = event.turn_number - 1  # the replay format counts turns from 0
-        seat = event.seat
-        if isinstance(body, m.Draw):
-            step: dict[str, Any] = {"turn": turn, "seat": seat, "kind": "draw"}
-            if body.source == DECK:
-                self._deck -= 1
-                step.update(source="deck", card=None)  # never a deck card, whoever drew it
-            else:
-                step.update(source="pile", pile=body.source, card=str(body.card))
-            self._skipped = False
-            return self._step(step)
-        if isinstance(body, m.SecondDrawSkipped):
-            self._skipped = True
-            return []
-        if isinstance(body, m.Place):
-            play = {
-                "turn": turn,
-                "seat": seat,
-                "kind": "play",
-                "card": str(body.card),
-                "cell": [body.cell.x, body.cell.y],
-                "discard": None,
-            }
-            if self._skipped:
-                self._skipped = False
-                return self._step(play)
-            self._place = play  # its discard is the next event
-            return []
-        if isinstance(body, m.Discard) and self._place is not None:
-            play, self._place = self._place, None
-            play["discard"] = str(body.card)
-            return self._step(play)
-        if isinstance(body, m.Forfeit):
-            # As the replay records it: the turn after the fallback's decision (a play ends
-            # the turn, unless it was the game's last).
-            last = self._last
-            ended = last is not None and last["kind"] == "play" and last["seat"] == seat
-            after = turn + 1 if ended and self._deck > 0 else turn
-            return self._step({"turn": after, "seat": seat, "kind": "forfeit"})
-        return []  # Fault: its detail is the seat's author's
 
 
 class LivePublisher:
@@ -257,9 +139,8 @@ class LivePublisher:
             log.debug("match %s: live publishing: %r", self.match_id, exc)
 
     async def _pump(self, watch: Any) -> None:
-        encoder = LiveEncoder(self.attempt)
         queue: asyncio.Queue[Any] = watch.queue
-        pending: list[Any] = []  # the referee's messages not written yet
+        pending: list[Any] = []  # the subscription's items not written yet
         watched = self.always
         try:
             while True:
@@ -275,7 +156,7 @@ class LivePublisher:
                     watched = await asyncio.to_thread(self.r.exists, self.watched_key) > 0
                 if watched:
                     batch, pending = pending, []
-                    await asyncio.to_thread(self._write, encoder, batch, over)
+                    await asyncio.to_thread(self._write, watch, batch, over)
                 if over:
                     if watch.overflowed:
                         log.warning("match %s: live stream fell behind; stopped", self.match_id)
@@ -285,10 +166,13 @@ class LivePublisher:
         finally:
             watch.close()
 
-    def _write(self, encoder: LiveEncoder, messages: list[Any], over: bool) -> None:
-        """Encode and write ``messages`` (in the writer thread: a late first viewer's backlog can
+    def _write(self, watch: Any, items: list[Any], over: bool) -> None:
+        """Encode and write ``items`` (in the writer thread: a late first viewer's backlog can
         be a whole series, not to be encoded on the match's event loop)."""
-        events = [e for msg in messages if msg is not None for e in encoder.encode(msg)]
+        attempt = {"attempt": self.attempt}
+        events = [
+            e.to_json(**attempt) if e.type == "start" else e.to_json() for e in watch.public(items)
+        ]
         if events:
             self.publish(events, over)
 
