@@ -93,7 +93,16 @@ def register(bot_subparsers: Any) -> None:
     )
     p.set_defaults(handler=cmd_run, log_level="info")
 
-    p = bot_subparsers.add_parser("list", help="list the built-in bots")
+    p = bot_subparsers.add_parser(
+        "list",
+        help="list the built-in bots (with --server: your bots on the league)",
+        description="List the built-in bots. With --server URL (or $ARENA_SERVER) and your "
+        "author token, list your own bots on that league instead: their versions and the "
+        "latest.",
+    )
+    from .authorcli import add_server_options
+
+    add_server_options(p)
     p.set_defaults(handler=cmd_list)
 
     p = bot_subparsers.add_parser(
@@ -210,6 +219,10 @@ def _run(bot: Bot, args: argparse.Namespace, token: str) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from . import authorcli
+
+    if authorcli.remote(args):
+        return authorcli.bot_list(args)
     from .loader import builtin_bots
 
     for name, description in builtin_bots().items():

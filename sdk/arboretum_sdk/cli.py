@@ -187,6 +187,9 @@ def build_parser(plugins: bool = True) -> argparse.ArgumentParser:
     bot_sub.required = True
     groups["bot"] = bot_sub
     _register_sdk_bot_commands(bot_sub)
+    from . import authorcli
+
+    authorcli.register(sub)
 
     for module_name, distribution, commands in PLUGINS if plugins else ():
         try:

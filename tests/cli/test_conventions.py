@@ -55,12 +55,14 @@ OWN_DEFAULTS = {
 # Options whose meaning differs by command, so their types may too, and why.
 OWN_TYPES = {
     "--name": "a bot's name (submit), a worker's name (worker) or a display name (bot run)",
-    "--server": "a referee address (play, bot run) or a web server URL (bot submit)",
-    "--token": "a seat token (bot run) or an author token (bot submit)",
-    "--token-file": "a seat token file (bot run) or an author token file (bot submit)",
+    "--server": "a referee address (play, bot run) or a web server URL (bot submit, the "
+    "author's commands)",
+    "--token": "a seat token (bot run) or an author token (bot submit, the author's commands)",
+    "--token-file": "a seat token file (bot run) or an author token file (the author's commands)",
     "--bot": "a bot in a match (match logs)",
     "--league": "a league's name (leaderboard, ratings) or a flag: play on league workers (sprt)",
     "--games": "games (simulate) or deals in every seat rotation (play); both positive integers",
+    "--follow": "a flag: wait for the end (challenge), or the id of a test to follow (sprt)",
 }
 
 

@@ -18,7 +18,7 @@ from starlette.routing import Route
 from arboretum_worker import registry, replays, store
 from arboretum_worker.board import PROVISIONAL_HALF_WIDTH
 
-from . import live, queries, sprt
+from . import author_api, live, queries, sprt
 from .config import default_check
 from .identity import required_author
 from .ladder import ladder_json
@@ -338,7 +338,6 @@ def routes() -> list[Route]:
         Route("/bots/{name}", bot),
         Route("/bots/{name}/history", bot_history),
         Route("/bots/{name}/head-to-head", bot_h2h),
-        Route("/bots/{name}/versions", submit, methods=["POST"]),
         Route("/matches", matches),
         Route("/matches/{match_id}", match),
         Route("/matches/{match_id}/live", live_match),
@@ -347,4 +346,5 @@ def routes() -> list[Route]:
         Route("/matches/{match_id}/seats/{seat:int}/faults", seat_faults),
         Route("/sprt", sprt_tests),
         Route("/sprt/{test_id}", sprt_test),
+        *author_api.routes(submit),
     ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .openapi_authors import author_paths, author_schemas
 from .openapi_schemas import BOOL, MATCH_STATUS, ref, schemas
 
 __all__ = ["MAX_FILENAME", "MAX_GAME", "MAX_OFFSET", "openapi_document"]
@@ -289,6 +290,8 @@ def _sprt_paths() -> dict[str, Any]:
 
 def openapi_document() -> dict[str, Any]:
     paths: dict[str, Any] = {**_account_paths(), **_match_paths(), **_sprt_paths()}
+    for path, item in author_paths().items():
+        paths[path] = {**paths.get(path, {}), **item}
     return {
         "openapi": "3.1.0",
         "info": {
@@ -301,7 +304,7 @@ def openapi_document() -> dict[str, Any]:
         },
         "paths": paths,
         "components": {
-            "schemas": schemas(),
+            "schemas": {**schemas(), **author_schemas()},
             "securitySchemes": {
                 "bearer": {
                     "type": "http",

@@ -7,6 +7,7 @@ import argparse
 import time
 from typing import Any
 
+from arboretum_sdk.authorcli import add_server_options, remote
 from arboretum_sdk.clitools import fail, plural
 
 from .cliargs import redis_of, settings_of
@@ -21,6 +22,7 @@ def register(groups: dict[str, Any], common: argparse.ArgumentParser) -> None:
     if bot is not None:
         p = bot.add_parser("versions", parents=[common], help="a bot's submitted versions")
         p.add_argument("name", metavar="NAME", help="the bot's name")
+        add_server_options(p)
         p.set_defaults(handler=cmd_bot_versions)
         submit = bot.choices.get("submit")
         if submit is not None:  # without --server, `arena bot submit` stores the bot in Redis
@@ -56,6 +58,10 @@ def cmd_bot_submit(args: argparse.Namespace) -> int:
 def cmd_bot_versions(args: argparse.Namespace) -> int:
     from . import registry, store
 
+    if remote(args):
+        from arboretum_sdk.authorcli import bot_versions
+
+        return bot_versions(args)
     r = redis_of(args)
     versions = registry.versions(r, args.name)
     if not versions:

@@ -55,6 +55,8 @@ Layout (``{x}`` is an id; names and ids never contain ``:``)::
     arena:league:{name}:ladder:tick     string the last tick (JSON: when, what it scheduled)
     arena:league:{name}:ladder:fitdata  string the ladder's wins per pair for its fit, up to a
                                                result sequence number (ladder/fitdata.py)
+    arena:league:{name}:ladder:open     string present when the operator opened the ladder to
+                                               authors: they join and leave it themselves
     arena:league:{name}:excluded        hash   pair "a/b" (sorted ids) -> JSON {by, at}: its
                                                games are left out of the fit (audit/)
     arena:sprts                         zset   sequential test ids, score = created (sprt/league.py)
@@ -187,7 +189,7 @@ class Keys:
     @classmethod
     def ladder(cls, name: str, part: str = "") -> str:
         """A ladder's members hash, or one of its parts (``versions``, ``rounds``, ``lock``,
-        ``again``, ``queued``, ``tick``, ``fitdata``)."""
+        ``again``, ``queued``, ``tick``, ``fitdata``, ``open``)."""
         if part not in _LADDER_PARTS:
             raise StoreError(f"no part {part!r} of a ladder")
         key = cls.league(name) + ":ladder"
@@ -271,7 +273,7 @@ class Keys:
         return cls.key_for(cls.TOKEN, digest)
 
 
-_LADDER_PARTS = ("", "versions", "rounds", "lock", "again", "queued", "tick", "fitdata")
+_LADDER_PARTS = ("", "versions", "rounds", "lock", "again", "queued", "tick", "fitdata", "open")
 _SPRT_PARTS = ("", "batches", "order", "state", "llr", "next", "successor", "attempts", "failed")
 
 

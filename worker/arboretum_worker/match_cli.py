@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from arboretum_sdk import argtypes, clitools
-from arboretum_sdk.clitools import fail, plural
+from arboretum_sdk.authorcli import add_server_options, remote
+from arboretum_sdk.clitools import EXIT_USAGE, fail, plural
 
 from .cliargs import league_name, redis_of, settings_of
+from .output_cli import add_step_options, print_step
 from .report import table, version_label
 
 __all__ = ["MATCH_STATUSES", "register"]
@@ -48,13 +50,26 @@ def register(subparsers: Any, common: argparse.ArgumentParser) -> None:
         help="at most N matches (default 50)",
     )
     p.add_argument("--ids", action="store_true", help="print the match ids only, one a line")
+    add_server_options(p, "every league's matches (--league narrows them), no Redis")
     p.set_defaults(handler=cmd_match_list)
     p = msub.add_parser("show", parents=[common], help="a match's status, seats and result")
     p.add_argument("match_id", metavar="MATCH", help=match_help)
+    add_server_options(p, "the match's full id")
     p.set_defaults(handler=cmd_match_show)
-    p = msub.add_parser("logs", parents=[common], help="what a bot printed in a match")
+    p = msub.add_parser(
+        "logs",
+        parents=[common],
+        help="what a bot printed in a match",
+        description="Print what a bot printed in a match (its log: each decision's lines headed "
+        "by the replay's game and step), or with --step only what it printed during that "
+        "step's decision.",
+    )
     p.add_argument("match_id", metavar="MATCH", help=match_help)
-    p.add_argument("--bot", required=True, metavar="NAME", help="bot name, version id or seat")
+    p.add_argument(
+        "--bot", metavar="NAME", help="bot name, version id or seat (needed without --step)"
+    )
+    add_step_options(p)
+    add_server_options(p, "your own bots' seats only")
     p.set_defaults(handler=cmd_match_logs)
     p = msub.add_parser("replay", parents=[common], help="fetch a game's replay (JSON)")
     p.add_argument("match_id", metavar="MATCH", help=match_help)
@@ -66,6 +81,7 @@ def register(subparsers: Any, common: argparse.ArgumentParser) -> None:
         help="the game's index in the match, from 0 (default 0)",
     )
     p.add_argument("-o", "--output", type=Path, metavar="FILE", help="write here (default stdout)")
+    add_server_options(p, "what a spectator may see; a game not over, your own seats' view")
     p.set_defaults(handler=cmd_match_replay)
     p = msub.add_parser(
         "rerun",
@@ -109,6 +125,10 @@ def _deals_text(deals: tuple[int, ...]) -> str:
 def cmd_match_list(args: argparse.Namespace) -> int:
     from . import matchindex, store
 
+    if remote(args):
+        from arboretum_sdk import authorcli
+
+        return authorcli.match_list(args)
     r = redis_of(args)
     name = league_name(r, args.league)
     if name is None:
@@ -149,6 +169,10 @@ def cmd_match_list(args: argparse.Namespace) -> int:
 def cmd_match_show(args: argparse.Namespace) -> int:
     from . import replays, store
 
+    if remote(args):
+        from arboretum_sdk import authorcli
+
+        return authorcli.match_show(args)
     r = redis_of(args)
     record = _match_record(r, args.match_id)
     if record is None:
@@ -177,10 +201,18 @@ def cmd_match_show(args: argparse.Namespace) -> int:
 def cmd_match_logs(args: argparse.Namespace) -> int:
     from . import replays, store
 
+    if args.bot is None and args.step is None:
+        return fail("give --bot NAME (or --step N)", EXIT_USAGE)
+    if remote(args):
+        from arboretum_sdk import authorcli
+
+        return authorcli.match_logs(args)
     r = redis_of(args)
     record = _match_record(r, args.match_id)
     if record is None:
         return fail(f"no match {args.match_id!r}")
+    if args.bot is None:
+        return print_step(r, record, args.step, args.game, None, "")
     seats = []
     for seat, vid in enumerate(record.seats):
         version = store.get_version(r, vid)
@@ -190,6 +222,8 @@ def cmd_match_logs(args: argparse.Namespace) -> int:
     if not seats:
         names = ", ".join(version_label(r, v) for v in record.seats)
         return fail(f"no bot {args.bot!r} in match {record.id} (seats: {names})")
+    if args.step is not None:
+        return print_step(r, record, args.step, args.game, seats, args.bot)
     for seat in seats:
         data = replays.get_bot_log(r, record.id, seat)
         if len(seats) > 1:
@@ -233,6 +267,10 @@ def cmd_match_rerun(args: argparse.Namespace) -> int:
 def cmd_match_replay(args: argparse.Namespace) -> int:
     from . import replays
 
+    if remote(args):
+        from arboretum_sdk import authorcli
+
+        return authorcli.match_replay(args)
     r = redis_of(args)
     record = _match_record(r, args.match_id)
     match_id = record.id if record is not None else args.match_id

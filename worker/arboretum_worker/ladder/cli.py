@@ -1,5 +1,5 @@
-"""The ladder's commands: ``arena league create NAME --ladder``, ``arena league join|pause|
-resume|close NAME`` and the ladder's ``arena league status``. Registered by
+"""The ladder's commands: ``arena league create NAME --ladder``, ``arena league join|leave|
+open|pause|resume|close NAME`` and the ladder's ``arena league status``. Registered by
 :mod:`arboretum_worker.cli`, which passes its parser pieces and helpers in."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from arboretum_sdk import argtypes
-from arboretum_sdk.clitools import fail, plural
+from arboretum_sdk.authorcli import add_server_options, remote
+from arboretum_sdk.clitools import UsageError, fail, plural
 
 from ..report import print_progress, table, version_label
 
@@ -72,10 +73,33 @@ def register(lsub: Any, common: argparse.ArgumentParser, helpers: Helpers) -> No
         "results stay). A bot's newly submitted version enters by itself: no join needed.",
     )
     p.add_argument("name", metavar="NAME", help="the ladder's name")
-    p.add_argument(
-        "--bots", nargs="+", required=True, metavar="BOT", help="bot names or NAME@VERSION"
-    )
+    p.add_argument("bot", nargs="*", metavar="BOT", help="bot names or NAME@VERSION")
+    p.add_argument("--bots", nargs="+", metavar="BOT", help="the same as BOT")
+    add_server_options(p, "an author joins one of their own bots (a ladder open to authors)")
     p.set_defaults(handler=cmd_join)
+    p = lsub.add_parser(
+        "leave",
+        parents=[common],
+        help="take a bot out of a ladder",
+        description="Take a bot out of a ladder: its version is no longer scheduled (matches "
+        "already queued or running are played), its results stay, and its new versions do not "
+        "enter by themselves until it joins again.",
+    )
+    p.add_argument("name", metavar="NAME", help="the ladder's name")
+    p.add_argument("bot", metavar="BOT", help="the bot's name")
+    add_server_options(p, "an author takes out one of their own bots (a ladder open to authors)")
+    p.set_defaults(handler=cmd_leave)
+    p = lsub.add_parser(
+        "open",
+        parents=[common],
+        help="open a ladder to authors: they join and leave it with their own bots",
+        description="Open a ladder to authors: each may join it and take it out of it, with "
+        "their own bots only, through the web API (arena league join NAME BOT --server URL). "
+        "With --off it is shut to them again: only the operator changes its members.",
+    )
+    p.add_argument("name", metavar="NAME", help="the ladder's name")
+    p.add_argument("--off", action="store_true", help="shut the ladder to authors again")
+    p.set_defaults(handler=cmd_open)
     for action, text in (
         ("pause", "stop scheduling new matches of a ladder (queued ones are played)"),
         ("resume", "schedule a paused ladder's matches again"),
@@ -165,15 +189,55 @@ def cmd_join(args: argparse.Namespace) -> int:
     from ..progress import LeagueError
     from . import ops
 
+    bots = [*args.bot, *(args.bots or [])]
+    if not bots:
+        raise UsageError("name the bots that join: arena league join NAME BOT...")
+    if remote(args):
+        from arboretum_sdk import authorcli
+
+        return authorcli.league_join(args, bots)
     r = _r(args)
     try:
-        versions = [resolve_version(r, spec) for spec in args.bots]
+        versions = [resolve_version(r, spec) for spec in bots]
         done = ops.join_ladder(r, args.name, versions, _settings(args))
     except (LeagueError, store.StoreError) as exc:
         return fail(str(exc))
     for bot, vid, old in done:
         note = f" (replaces {old[:8]}, no longer scheduled)" if old else ""
         print(f"ladder {args.name}: {bot}@{vid[:8]} joined{note}")
+    return 0
+
+
+def cmd_leave(args: argparse.Namespace) -> int:
+    from ..progress import LeagueError
+    from . import ops
+
+    if remote(args):
+        from arboretum_sdk import authorcli
+
+        return authorcli.league_leave(args)
+    r = _r(args)
+    try:
+        left = ops.leave_ladder(r, args.name, args.bot)
+    except LeagueError as exc:
+        return fail(str(exc))
+    print(f"ladder {args.name}: {args.bot}@{left[:8]} left (its results stay)")
+    return 0
+
+
+def cmd_open(args: argparse.Namespace) -> int:
+    from ..progress import LeagueError
+    from . import ops
+
+    r = _r(args)
+    try:
+        ops.open_ladder(r, args.name, not args.off)
+    except LeagueError as exc:
+        return fail(str(exc))
+    if args.off:
+        print(f"ladder {args.name}: shut to authors (only the operator changes its members)")
+    else:
+        print(f"ladder {args.name}: open to authors (they join and leave it with their own bots)")
     return 0
 
 
@@ -184,6 +248,8 @@ def print_status(r: redis.Redis, name: str) -> None:
 
     status = ops.ladder_status(r, name)
     print_progress(status.progress)
+    if status.open:
+        print("  open to authors: they join and leave it with their own bots")
     live = {row.version: row for row in ratings.standings(r, name)}
     rows = []
     for vid, entry in sorted(

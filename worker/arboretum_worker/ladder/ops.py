@@ -1,4 +1,4 @@
-"""A ladder's operations: create, join, pause, resume, close; its status.
+"""A ladder's operations: create, join, leave, pause, resume, close, open to authors; its status.
 
 Statuses: a ladder is ``running`` (its scheduler tops the matches up), ``paused`` (nothing new
 is scheduled; matches already queued or running are played) or ``closed`` (for good: nothing is
@@ -34,7 +34,9 @@ __all__ = [
     "get_ladder",
     "join_ladder",
     "ladder_status",
+    "leave_ladder",
     "notice_submission",
+    "open_ladder",
     "pause_ladder",
     "resume_ladder",
 ]
@@ -122,6 +124,27 @@ def join_ladder(
     return done
 
 
+def leave_ladder(r: redis.Redis, name: str, bot: str) -> str:
+    """Take ``bot`` out of the ladder (its version retired, its results kept); returns the
+    version that left. A LeagueError when the bot is no member or the ladder is closed."""
+    league = get_ladder(r, name)
+    if league.status is _S.CLOSED:
+        raise LeagueError(f"ladder {name} is closed: nothing leaves it any more")
+    left = state.leave(r, name, bot)
+    if left is None:
+        raise LeagueError(f"bot {bot} is not in ladder {name}")
+    return left
+
+
+def open_ladder(r: redis.Redis, name: str, value: bool = True) -> None:
+    """Open the ladder to authors (they join and leave it with their own bots through the web
+    API), or shut it to them (``value`` False: only the operator changes its members)."""
+    league = get_ladder(r, name)
+    if value and league.status is _S.CLOSED:
+        raise LeagueError(f"ladder {name} is closed: it cannot be opened to authors")
+    state.set_open(r, name, value)
+
+
 def pause_ladder(r: redis.Redis, name: str) -> None:
     league = get_ladder(r, name)
     if league.status is _S.PAUSED:
@@ -175,6 +198,8 @@ class LadderStatus:
     playing: list[store.MatchRecord]
     """Queued and running matches."""
     last_tick: dict[str, Any] | None
+    open: bool = False
+    """Authors may join and leave it themselves."""
 
 
 def ladder_status(r: redis.Redis, name: str) -> LadderStatus:
@@ -186,6 +211,7 @@ def ladder_status(r: redis.Redis, name: str) -> LadderStatus:
         entries=state.entries(r, name),
         playing=in_flight(r, name),
         last_tick=state.last_tick(r, name),
+        open=state.is_open(r, name),
     )
 
 

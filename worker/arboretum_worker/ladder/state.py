@@ -13,6 +13,8 @@
   (:func:`allocate`), so a scheduler whose lock expired while it was slow hands out nothing. A
   tick that finds the lock taken sets ``ladder:again``, and the holder ticks once more before it
   lets go (:func:`release`), so no trigger is lost while a tick runs.
+- **Open to authors** (``ladder:open``): present when the operator lets authors join and leave
+  the ladder themselves (:func:`set_open`, :func:`is_open`).
 """
 
 from __future__ import annotations
@@ -37,12 +39,15 @@ __all__ = [
     "allocate",
     "enter",
     "entries",
+    "is_open",
     "last_tick",
+    "leave",
     "members",
     "pairing",
     "release",
     "rounds",
     "set_last_tick",
+    "set_open",
 ]
 
 LOCK_TTL_MS = 60_000
@@ -120,6 +125,44 @@ def enter(r: redis.Redis, name: str, bot: str, version: str, expected: str | Non
     script = r.register_script(_ENTER)
     keys = [Keys.ladder(name), Keys.ladder(name, "versions")]
     return int(script(keys=keys, args=[bot, version, expected or "", repr(time.time())]))
+
+
+# KEYS: members, versions. ARGV: bot, now. The version that left (retired), or nil when the bot
+# is no member.
+_LEAVE = """
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+if not current then return false end
+redis.call('HDEL', KEYS[1], ARGV[1])
+local raw = redis.call('HGET', KEYS[2], current)
+if raw then
+  local e = cjson.decode(raw)
+  e['retired'] = tonumber(ARGV[2])
+  redis.call('HSET', KEYS[2], current, cjson.encode(e))
+end
+return current
+"""
+
+
+def leave(r: redis.Redis, name: str, bot: str) -> str | None:
+    """Take ``bot`` out of the ladder: its version is retired (its results stay) and no version
+    of it is scheduled again until it joins anew. The version retired, or None when the bot was
+    no member."""
+    script = r.register_script(_LEAVE)
+    keys = [Keys.ladder(name), Keys.ladder(name, "versions")]
+    got = script(keys=keys, args=[bot, repr(time.time())])
+    return None if got is None else store.as_text(got)
+
+
+def set_open(r: redis.Redis, name: str, value: bool) -> None:
+    """Open the ladder to authors (they join and leave it themselves), or shut it to them."""
+    if value:
+        r.set(Keys.ladder(name, "open"), "1")
+    else:
+        r.delete(Keys.ladder(name, "open"))
+
+
+def is_open(r: redis.Redis, name: str) -> bool:
+    return bool(r.exists(Keys.ladder(name, "open")))
 
 
 def acquire(r: redis.Redis, name: str) -> str | None:

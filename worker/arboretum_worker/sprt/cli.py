@@ -52,6 +52,8 @@ command stops (--detach returns at once) and survives a worker's death.
   arena sprt ./mybot_v2.py greedy --elo0 0 --elo1 10 --max-pairs 4000 --concurrency 2
   arena sprt mybot@3f2a mybot@9c01 --league --window 8
   arena sprt --follow TEST          (--list, --cancel TEST)
+  arena sprt mybot@3f2a mybot@9c01 --server https://arena.example --token-file token
+            (an author's test through the web server: their own versions, no Redis)
 
 More in docs/sprt.md (what the numbers mean, how many pairs to expect)."""
 
@@ -150,6 +152,13 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     league.add_argument("--cancel", metavar="TEST", help="stop a league test")
     league.add_argument("--list", action="store_true", help="list the league's tests")
     clitools.add_redis_url(league)
+    from arboretum_sdk.authorcli import add_server_options
+
+    add_server_options(
+        p,
+        "an author's test of two of their own versions, played by the league's workers within "
+        "the operator's limits; --follow, --cancel and --list as with --league",
+    )
     p.set_defaults(handler=cmd_sprt)
     return p  # type: ignore[no-any-return]
 
@@ -167,6 +176,8 @@ def _settings(args: argparse.Namespace) -> Any:
 
 
 def cmd_sprt(args: argparse.Namespace) -> int:
+    from arboretum_sdk import authorcli
+
     from .stats import SprtError
 
     actions = [name for name in ("follow", "cancel", "list") if getattr(args, name)]
@@ -175,9 +186,13 @@ def cmd_sprt(args: argparse.Namespace) -> int:
     if actions:
         if args.new is not None:
             raise UsageError(f"--{actions[0]} takes no bots")
+        if authorcli.remote(args):
+            return authorcli.sprt(args, {})
         return _league_action(args, actions[0])
     if args.new is None or args.old is None:
         raise UsageError("give two bots, NEW and OLD (see: arena sprt --help)")
+    if authorcli.remote(args):
+        return authorcli.sprt(args, _remote_settings(args))
     try:
         settings = _settings(args)
     except SprtError as exc:
@@ -187,6 +202,21 @@ def cmd_sprt(args: argparse.Namespace) -> int:
     if args.league:
         return _start_league_test(args, settings)
     return _run_here(args, settings)
+
+
+def _remote_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """What a test started through the web server asks for (the server checks it against the
+    operator's limits)."""
+    body: dict[str, Any] = {
+        "elo0": args.elo0,
+        "elo1": args.elo1,
+        "alpha": args.alpha,
+        "beta": args.beta,
+        "batch": args.batch,
+    }
+    if args.max_pairs is not None:
+        body["max_pairs"] = args.max_pairs
+    return body
 
 
 def _run_here(args: argparse.Namespace, settings: Any) -> int:

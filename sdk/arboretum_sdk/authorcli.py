@@ -1,0 +1,369 @@
+"""What an author does with ``arena`` and a web server, no Redis: ``--server URL`` (or
+``$ARENA_SERVER``) and the author token (``--token-file``, ``--token`` or
+``$ARENA_AUTHOR_TOKEN``) send a command to the arena's web API (:mod:`.webclient`).
+
+The league's commands (``arena bot versions``, ``arena match ...``, ``arena league join|leave``,
+``arena sprt``) call the handlers here when given a server; ``arena bot list --server`` lists the
+author's bots; ``arena challenge`` is registered here (:func:`register`). A refusal is one
+``arena: HTTP <status>: <the server's message>`` line and exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from . import argtypes, clitools
+from .clitools import UsageError, UserError, plural
+from .webclient import AUTHOR_TOKEN_ENV, SERVER_ENV, WebClient, WebError, quote, read_token
+
+__all__ = [
+    "add_server_options",
+    "bot_list",
+    "bot_versions",
+    "client_of",
+    "league_join",
+    "league_leave",
+    "match_list",
+    "match_logs",
+    "match_replay",
+    "match_show",
+    "register",
+    "remote",
+    "sprt",
+]
+
+POLL_S = 1.0
+"""How often ``--follow`` asks the server."""
+
+
+def add_server_options(
+    parser: argparse.ArgumentParser, what: str = "", *, redis_too: bool = True
+) -> None:
+    """``--server`` and the author token; ``redis_too``: the command also runs on the league's
+    Redis without them."""
+    g = parser.add_argument_group(
+        "through the web server (an author, no Redis)", what[0].upper() + what[1:] if what else None
+    )
+    g.add_argument(
+        "--server",
+        metavar="URL",
+        help=f"the league's web server, e.g. http://arena.example:8080 (or ${SERVER_ENV})"
+        + ("; without it the command reads the league's Redis" if redis_too else ""),
+    )
+    g.add_argument("--token", help=f"your author token (or ${AUTHOR_TOKEN_ENV})")
+    g.add_argument("--token-file", type=Path, metavar="FILE", help="read the author token here")
+
+
+def server_of(args: argparse.Namespace) -> str | None:
+    return getattr(args, "server", None) or os.environ.get(SERVER_ENV) or None
+
+
+def remote(args: argparse.Namespace) -> bool:
+    """Whether the command goes to a web server (``--server`` or ``$ARENA_SERVER``)."""
+    return server_of(args) is not None
+
+
+def client_of(args: argparse.Namespace, *, token_required: bool = True) -> WebClient:
+    server = server_of(args)
+    if server is None:
+        raise UsageError(f"give --server URL (or set {SERVER_ENV})")
+    try:
+        token = read_token(getattr(args, "token", None), getattr(args, "token_file", None))
+        if token is None and token_required:
+            raise UsageError(
+                f"no author token; give --token-file FILE, --token T or set {AUTHOR_TOKEN_ENV}"
+            )
+        return WebClient(server, token)
+    except WebError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _call(fn: Callable[[], Any]) -> Any:
+    try:
+        return fn()
+    except WebError as exc:
+        raise UserError(str(exc)) from None
+
+
+def _table(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
+    ]
+    lines = [headers, ["-" * w for w in widths], *rows]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in lines
+    )
+
+
+def _when(stamp: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(stamp)) if stamp else "-"
+
+
+# --------------------------------------------------------------------------- bots
+
+
+def bot_list(args: argparse.Namespace) -> int:
+    client = client_of(args)
+    data = _call(lambda: client.get("/me/bots"))
+    bots = data["bots"]
+    if not bots:
+        print(f"author {data['author']}: no bots yet (arena bot submit PATH --name NAME)")
+        return 0
+    print(f"author {data['author']}: {plural(len(bots), 'bot')}")
+    rows = [
+        [b["name"], str(b["versions"]), (b["latest"] or "-")[:12], _when(b["created"])]
+        for b in bots
+    ]
+    print(_table(["bot", "versions", "latest", "created (UTC)"], rows))
+    return 0
+
+
+def bot_versions(args: argparse.Namespace) -> int:
+    client = client_of(args, token_required=False)
+    data = _call(lambda: client.get(f"/bots/{quote(args.name)}/versions"))
+    rows = [
+        [
+            str(v["index"]),
+            v["id"][:12],
+            _when(v["created"]),
+            str(v["files"]),
+            str(v["size"]),
+            v["id"],
+        ]
+        for v in data["versions"]
+    ]
+    print(_table(["#", "version", "submitted (UTC)", "files", "bytes", "id"], rows))
+    return 0
+
+
+# --------------------------------------------------------------------------- matches
+
+
+def _seats(match: dict[str, Any]) -> str:
+    return " vs ".join(s["label"] or s["version"][:12] for s in match["seats"])
+
+
+def match_list(args: argparse.Namespace) -> int:
+    client = client_of(args, token_required=False)
+    params = {"league": args.league, "bot": args.bot, "status": args.status, "limit": args.limit}
+    data = _call(lambda: client.get("/matches", **params))
+    if args.ids:
+        for m in data["matches"]:
+            print(m["id"])
+        return 0
+    print(plural(data["total"], "match", "matches"))
+    rows = [[m["id"], m["league"], m["status"], _seats(m)] for m in data["matches"]]
+    if rows:
+        print(_table(["match", "league", "status", "seats (seat 0 first)"], rows))
+    return 0
+
+
+def _match(client: WebClient, match_id: str) -> dict[str, Any]:
+    return dict(_call(lambda: client.get(f"/matches/{quote(match_id)}")))
+
+
+def match_show(args: argparse.Namespace) -> int:
+    client = client_of(args, token_required=False)
+    m = _match(client, args.match_id)
+    print(f"match {m['id']} of {m['league']}: {m['status']} ({plural(m['attempts'], 'attempt')})")
+    if m.get("failure"):
+        print(f"  last failure: {m['failure']}")
+    result = m.get("result")
+    for seat in m["seats"]:
+        line = f"  seat {seat['seat']}: {seat['label'] or seat['version'][:12]}"
+        if result:
+            ranks = ", ".join(str(g["ranks"][seat["seat"]]) for g in result["games"])
+            totals = ", ".join(str(g["totals"][seat["seat"]]) for g in result["games"])
+            line += f"  rank {ranks}  points {totals}"
+        print(line)
+    if m["games"]:
+        games = ", ".join(str(g["game"]) for g in m["games"])
+        print(f"  replays: games {games} (arena match replay {m['id']} --game I)")
+    return 0
+
+
+def match_logs(args: argparse.Namespace) -> int:
+    client = client_of(args)
+    m = _match(client, args.match_id)
+    seats = [
+        s["seat"]
+        for s in m["seats"]
+        if args.bot in (str(s["seat"]), s["version"], s["bot"])
+        or (len(args.bot) >= 4 and s["version"].startswith(args.bot))
+    ]
+    if not seats:
+        raise UserError(f"no bot {args.bot!r} in match {m['id']} (seats: {_seats(m)})")
+    for seat in seats:
+        log = _call(partial(client.get, f"/matches/{quote(m['id'])}/seats/{seat}/log"))
+        if len(seats) > 1:
+            print(f"--- seat {seat}")
+        text = log["log"]
+        sys.stdout.write(text if not text or text.endswith("\n") else text + "\n")
+    return 0
+
+
+def match_replay(args: argparse.Namespace) -> int:
+    client = client_of(args, token_required=False)
+    path = f"/matches/{quote(args.match_id)}/games/{args.game}/replay"
+    data = _call(lambda: client.call("GET", path, raw=True))
+    if args.output is not None:
+        clitools.output_file(args.output, "the replay")
+        args.output.write_bytes(data)
+        print(f"wrote {args.output}")
+    else:
+        sys.stdout.write(data.decode("utf-8", "replace"))
+        if not data.endswith(b"\n"):
+            sys.stdout.write("\n")
+    return 0
+
+
+# --------------------------------------------------------------------------- ladders
+
+
+def league_join(args: argparse.Namespace, bots: Sequence[str]) -> int:
+    client = client_of(args)
+    path = f"/leagues/{quote(args.name)}/members"
+    for bot in bots:
+        done = _call(partial(client.post, path, {"bot": bot}))
+        note = (
+            f" (replaces {done['replaced'][:8]}, no longer scheduled)" if done["replaced"] else ""
+        )
+        print(f"ladder {done['league']}: {done['bot']}@{done['version'][:8]} joined{note}")
+    return 0
+
+
+def league_leave(args: argparse.Namespace) -> int:
+    client = client_of(args)
+    done = _call(lambda: client.delete(f"/leagues/{quote(args.name)}/members/{quote(args.bot)}"))
+    print(f"ladder {done['league']}: {done['bot']}@{done['version'][:8]} left (its results stay)")
+    return 0
+
+
+# --------------------------------------------------------------------------- challenges
+
+
+def register(subparsers: Any) -> None:
+    """``arena challenge``."""
+    p = subparsers.add_parser(
+        "challenge",
+        help="challenge other bots with one of yours (through the web server)",
+        description="Challenge bots with one of your own, or pit two of your versions against "
+        "each other (BOT@VERSION): --deals deals, each in every seat order, with --players "
+        "seats (the seats the bots named do not fill are played by built-in bots). Unrated; "
+        "played by the league's workers in their sandbox. Its results and replays are for the "
+        "authors involved (public if both allow it). A bot's owner may decline challenges. "
+        "Prints the challenge's id; --follow waits for its end and prints its result.",
+    )
+    p.add_argument("bot", metavar="BOT", help="your bot: NAME or NAME@VERSION")
+    p.add_argument(
+        "opponents", nargs="*", metavar="OPPONENT", help="the bots challenged: NAME or NAME@VERSION"
+    )
+    p.add_argument(
+        "--deals",
+        type=argtypes.positive,
+        default=1,
+        metavar="N",
+        help="deals, each played in every seat order (default 1)",
+    )
+    clitools.add_players(p)
+    p.add_argument("--follow", action="store_true", help="wait for the end and print the result")
+    p.add_argument("--cancel", metavar="ID", help="cancel a challenge of yours (no BOT needed)")
+    add_server_options(p, redis_too=False)
+    p.set_defaults(handler=cmd_challenge)
+
+
+def _challenge_line(c: dict[str, Any]) -> str:
+    done = c.get("done", 0)
+    total = c.get("total", 0)
+    return (
+        f"challenge {c['id']}: {c['status']}, {done} of {plural(total, 'match', 'matches')} played"
+    )
+
+
+def cmd_challenge(args: argparse.Namespace) -> int:
+    client = client_of(args)
+    if args.cancel:
+        done = _call(lambda: client.post(f"/challenges/{quote(args.cancel)}/cancel"))
+        print(f"challenge {done['id']}: {done['status']}")
+        return 0
+    body: dict[str, Any] = {"bot": args.bot, "opponents": list(args.opponents), "deals": args.deals}
+    if args.players is not None:
+        body["players"] = args.players
+    c = _call(lambda: client.post("/challenges", body))
+    print(c["id"])
+    print(_challenge_line(c), file=sys.stderr)
+    if not args.follow:
+        return 0
+    c = _follow(lambda: client.get(f"/challenges/{quote(c['id'])}"), _challenge_line)
+    for m in c.get("matches", []):
+        print(f"  {m['id']}  {m['status']:<9}  {_seats(m)}")
+    return 0 if c["status"] == "finished" else 1
+
+
+def _follow(fetch: Callable[[], Any], line: Callable[[dict[str, Any]], str]) -> dict[str, Any]:
+    """Ask ``fetch`` every :data:`POLL_S` until its status is no longer queued or running; a
+    new line on stderr when it changed."""
+    last = ""
+    while True:
+        data = dict(_call(fetch))
+        text = line(data)
+        if text != last:
+            print(text, file=sys.stderr, flush=True)
+            last = text
+        if data["status"] not in ("queued", "running"):
+            return data
+        time.sleep(POLL_S)
+
+
+# --------------------------------------------------------------------------- sequential tests
+
+
+def _test_line(t: dict[str, Any]) -> str:
+    elo = "-" if t.get("elo") is None else f"{t['elo']:+.1f}"
+    return (
+        f"test {t['id']} {t['new']['bot']} vs {t['old']['bot']}: {t['status']}, "
+        f"LLR {t['llr']:+.2f} ({t['lower_bound']:+.2f}, {t['upper_bound']:+.2f}), "
+        f"{plural(t['pairs'], 'pair')}, W/D/L {t['wins']}/{t['draws']}/{t['losses']}, Elo {elo}"
+    )
+
+
+def sprt(args: argparse.Namespace, settings: dict[str, Any]) -> int:
+    """``arena sprt`` through the web server: start a test of two of the author's versions
+    (followed unless ``--detach``), or ``--follow``, ``--cancel`` or ``--list``."""
+    client = client_of(args)
+    if args.cancel:
+        done = _call(lambda: client.post(f"/sprt/{quote(args.cancel)}/cancel"))
+        print(f"test {done['id']}: {done['status']}")
+        return 0
+    if args.list:
+        tests = _call(lambda: client.get("/sprt", mine=1))["tests"]
+        for t in tests:
+            print(_test_line(t))
+        if not tests:
+            print("no tests yet (arena sprt NEW OLD --server URL)")
+        return 0
+    test_id = args.follow
+    if test_id is None:
+        body = {"new": args.new, "old": args.old, **settings}
+        t = _call(lambda: client.post("/sprt", body))
+        test_id = t["id"]
+        print(test_id)
+        print(_test_line(t), file=sys.stderr)
+        if args.detach:
+            print(f"follow it with: arena sprt --follow {test_id} --server URL", file=sys.stderr)
+            return 0
+    t = _follow(lambda: client.get(f"/sprt/{quote(test_id)}"), _test_line)
+    if args.json:
+        print(json.dumps(t, indent=1))
+    else:
+        verdict = t.get("verdict") or "-"
+        print(f"test {t['id']} {t['status']}: verdict {verdict} ({t.get('reason') or '-'})")
+    return 0 if t["status"] == "finished" else 1
