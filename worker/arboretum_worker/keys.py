@@ -55,8 +55,6 @@ Layout (``{x}`` is an id; names and ids never contain ``:``)::
     arena:league:{name}:ladder:tick     string the last tick (JSON: when, what it scheduled)
     arena:league:{name}:ladder:fitdata  string the ladder's wins per pair for its fit, up to a
                                                result sequence number (ladder/fitdata.py)
-    arena:league:{name}:ladder:open     string present when the operator opened the ladder to
-                                               authors: they join and leave it themselves
     arena:league:{name}:excluded        hash   pair "a/b" (sorted ids) -> JSON {by, at}: its
                                                games are left out of the fit (audit/)
     arena:sprts                         zset   sequential test ids, score = created (sprt/league.py)
@@ -69,6 +67,23 @@ Layout (``{x}`` is an id; names and ids never contain ``:``)::
     arena:sprt:{id}:successor           hash   batch index -> the batch it handed out after it
     arena:sprt:{id}:attempts            hash   batch index -> attempts started
     arena:sprt:{id}:failed              hash   batch index -> why it failed for good
+    arena:sprt:{id}:matches             hash   match id -> JSON {batch, seating, seats, ranks}: an
+                                               author test's matches (sprt/authors.py)
+    arena:fair:unit:{id}                hash   an author's unit of work, one rq job (queues.py):
+                                               author, kind, queue, func, args, matches, state, ...
+    arena:fair:pending:{author}:{kind}  list   the author's units waiting for release, oldest first
+    arena:fair:authors                  zset   authors with units waiting, score = last served
+    arena:fair:running:{author}         set    the author's units released to rq, not ended
+    arena:fair:author:{author}          hash   active (matches admitted, not ended), seconds, units
+    arena:fair:used:{author}:{day}      string worker seconds of the author's units that UTC day,
+                                               expiring after two days (the daily budget)
+    arena:fair:usage                    hash   queue kind -> decayed worker seconds, and stamp
+    arena:challenges                    zset   challenge ids, score = created (challenges/)
+    arena:challenge:{id}                hash   a challenge: author, entrants, deals, status, ...
+    arena:challenge:{id}:matches        hash   match index -> JSON {seats, status, ranks, failure}
+    arena:author:{name}:challenges      zset   challenges the author made or is in, score = created
+    arena:author:{name}:tests           zset   the author's sequential tests, score = created
+    arena:bot:{name}:prefs              hash   the owner's settings: accept_challenges, public
     arena:authors                       set    author names (the web's accounts, authors.py)
     arena:author:{name}                 hash   name, created, token (SHA-256 hex of the token)
     arena:token:{sha256}                string author name
@@ -128,6 +143,11 @@ class Keys:
     AUTHORS: ClassVar[str] = PREFIX + "authors"
     AUTHOR: ClassVar[str] = PREFIX + "author:"
     TOKEN: ClassVar[str] = PREFIX + "token:"
+    FAIR: ClassVar[str] = PREFIX + "fair:"
+    FAIR_AUTHORS: ClassVar[str] = PREFIX + "fair:authors"
+    FAIR_USAGE: ClassVar[str] = PREFIX + "fair:usage"
+    CHALLENGES: ClassVar[str] = PREFIX + "challenges"
+    CHALLENGE: ClassVar[str] = PREFIX + "challenge:"
 
     @staticmethod
     def key_for(namespace: str, id: str) -> str:
@@ -189,7 +209,7 @@ class Keys:
     @classmethod
     def ladder(cls, name: str, part: str = "") -> str:
         """A ladder's members hash, or one of its parts (``versions``, ``rounds``, ``lock``,
-        ``again``, ``queued``, ``tick``, ``fitdata``, ``open``)."""
+        ``again``, ``queued``, ``tick``, ``fitdata``)."""
         if part not in _LADDER_PARTS:
             raise StoreError(f"no part {part!r} of a ladder")
         key = cls.league(name) + ":ladder"
@@ -256,7 +276,7 @@ class Keys:
     @classmethod
     def sprt(cls, test_id: str, part: str = "") -> str:
         """A sequential test's hash, or one of its parts (``batches``, ``order``, ``state``,
-        ``llr``, ``next``, ``successor``, ``attempts``, ``failed``)."""
+        ``llr``, ``next``, ``successor``, ``attempts``, ``failed``, ``matches``)."""
         if part not in _SPRT_PARTS:
             raise StoreError(f"no part {part!r} of a sequential test")
         key = cls.key_for(cls.SPRT, test_id)
@@ -272,9 +292,68 @@ class Keys:
         """The author of the API token with this SHA-256 (hex)."""
         return cls.key_for(cls.TOKEN, digest)
 
+    @classmethod
+    def fair_unit(cls, unit_id: str) -> str:
+        """A unit of an author's work: one rq job (queues.py)."""
+        return cls.key_for(cls.FAIR + "unit:", unit_id)
 
-_LADDER_PARTS = ("", "versions", "rounds", "lock", "again", "queued", "tick", "fitdata", "open")
-_SPRT_PARTS = ("", "batches", "order", "state", "llr", "next", "successor", "attempts", "failed")
+    @classmethod
+    def fair_pending(cls, author: str, kind: str) -> str:
+        """An author's units of one queue kind waiting for release."""
+        return cls.key_for(cls.key_for(cls.FAIR + "pending:", author) + ":", kind)
+
+    @classmethod
+    def fair_running(cls, author: str) -> str:
+        """An author's units released to rq and not ended."""
+        return cls.key_for(cls.FAIR + "running:", author)
+
+    @classmethod
+    def fair_author(cls, author: str) -> str:
+        """An author's counters: matches admitted and not ended, worker seconds, units ended."""
+        return cls.key_for(cls.FAIR + "author:", author)
+
+    @classmethod
+    def fair_used(cls, author: str, day: str) -> str:
+        """The worker seconds an author's units used on ``day`` (UTC, ``YYYY-MM-DD``)."""
+        return cls.key_for(cls.key_for(cls.FAIR + "used:", author) + ":", day)
+
+    @classmethod
+    def challenge(cls, challenge_id: str) -> str:
+        return cls.key_for(cls.CHALLENGE, challenge_id)
+
+    @classmethod
+    def challenge_matches(cls, challenge_id: str) -> str:
+        return cls.challenge(challenge_id) + ":matches"
+
+    @classmethod
+    def author_challenges(cls, name: str) -> str:
+        """The challenges an author made or is in."""
+        return cls.author(name) + ":challenges"
+
+    @classmethod
+    def author_tests(cls, name: str) -> str:
+        """An author's sequential tests."""
+        return cls.author(name) + ":tests"
+
+    @classmethod
+    def bot_prefs(cls, name: str) -> str:
+        """A bot owner's settings for the bot (challenges accepted, results public)."""
+        return cls.bot(name) + ":prefs"
+
+
+_LADDER_PARTS = ("", "versions", "rounds", "lock", "again", "queued", "tick", "fitdata")
+_SPRT_PARTS = (
+    "",
+    "batches",
+    "order",
+    "state",
+    "llr",
+    "next",
+    "successor",
+    "attempts",
+    "failed",
+    "matches",
+)
 
 
 class LeagueStatus(StrEnum):

@@ -15,6 +15,10 @@ Equivalent to ``rq worker arena --url $REDIS_URL --maintenance-interval 10``, pl
 - a name unique to each start (:func:`default_name`: the host name, the pid and a random
   suffix), so that a worker restarted in its container (pid 1 again, the same host name) does not
   meet the registration of its previous life;
+- every queue of :mod:`arboretum_worker.queues` (``ARENA_QUEUES``), ordered before each job so
+  that leagues keep their share of worker time (``ARENA_LADDER_SHARE``), after the authors'
+  units that may run now are released (:func:`arboretum_worker.units.dispatch`); the time of
+  each job is counted to its queue;
 - a stop that hands its match back (:class:`ArenaWorker`): on SIGTERM (or SIGINT) the worker
   takes no new job and gives the running match ``ARENA_STOP_DRAIN_S`` to finish; if it has not by
   then, or on a second SIGTERM, the work horse stops the match and puts its job back on the
@@ -138,6 +142,7 @@ class ArenaWorker(Worker):  # type: ignore[misc]
     def dequeue_job_and_maintain_ttl(
         self, timeout: int | None, max_idle_time: int | None = None
     ) -> Any:
+        self._order_queues()
         # rq waits for a job in one blocking call of up to worker_ttl - 15 s (405 s) and runs
         # maintenance only between calls, so idle workers looked for abandoned jobs minutes
         # apart: the match of a worker cut off from Redis waited for that, or for a busy worker
@@ -145,6 +150,44 @@ class ArenaWorker(Worker):  # type: ignore[misc]
         if timeout is not None:
             timeout = max(1, min(timeout, int(self.maintenance_interval)))
         return super().dequeue_job_and_maintain_ttl(timeout, max_idle_time)
+
+    # ----------------------------------------------------------------- fair sharing
+
+    base_queue: str = "arena"
+    _last_dispatch: float = 0.0
+
+    def _order_queues(self) -> None:
+        """Release the authors' units that may run (units.dispatch, at most once a second)
+        and order the queues for the next job (queues.queue_order: the ladder's share)."""
+        from . import queues, units
+
+        if self.outage is not None and self.outage.ended is None:
+            return
+        try:
+            if time.monotonic() - self._last_dispatch >= 1.0:
+                self._last_dispatch = time.monotonic()
+                units.dispatch(self.connection)
+            by_kind = {queues.kind_of(q.name, self.base_queue): q for q in self.queues}
+            kinds = [k for k in by_kind if k is not None]
+            if len(kinds) > 1:
+                order = queues.queue_order(self.connection, kinds)
+                self._ordered_queues = [by_kind[k] for k in order] + [
+                    q for k, q in by_kind.items() if k is None
+                ]
+        except Exception as exc:  # the order is a preference: never stop the worker for it
+            self.log.warning("Worker %s: could not order the queues: %s", self.name, exc)
+
+    def execute_job(self, job: Any, queue: Any) -> Any:
+        from . import queues
+
+        started = time.monotonic()
+        try:
+            return super().execute_job(job, queue)
+        finally:
+            kind = queues.kind_of(queue.name, self.base_queue)
+            if kind is not None:
+                with contextlib.suppress(Exception):
+                    queues.record_usage(self.connection, kind, time.monotonic() - started)
 
     def teardown(self) -> None:
         if self._drain_timer is not None:
@@ -328,23 +371,26 @@ def _start_worker(settings: WorkerSettings, name: str | None) -> ArenaWorker:
     except ValueError as exc:
         shown = redact_url(settings.redis_url)
         raise RedisUnavailable(f"cannot use the Redis URL {shown!r}: {exc}") from None
-    queue = Queue(settings.queue, connection=connection)
+    from .queues import listened_kinds, queue_name
+
+    names = [queue_name(kind, settings.queue) for kind in listened_kinds()]
     worker = ArenaWorker(  # names itself to Redis (CLIENT SETNAME): waits for Redis
-        [queue],
+        [Queue(name, connection=connection) for name in names],
         connection=connection,
         name=name or default_name(),
         maintenance_interval=settings.maintenance_interval_s,
         job_monitoring_interval=settings.monitor_interval_s,
     )
+    worker.base_queue = settings.queue
     worker.heartbeat_margin_s = settings.heartbeat_margin_s
     worker.drain_s = settings.stop_drain_s
     from .progress import prepare_store
 
     prepare_store(connection)  # index matches stored before the match indexes (once)
     log.info(
-        "worker %s on queue %r at %s (maintenance every %d s)",
+        "worker %s on queues %s at %s (maintenance every %d s)",
         worker.name,
-        settings.queue,
+        ", ".join(names),
         _safe_url(settings.redis_url),
         settings.maintenance_interval_s,
     )
