@@ -28,6 +28,7 @@ from . import api, pages
 from .config import SubmitCheck, WebSettings, default_check
 from .identity import AUTH_COOKIE, request_author
 from .live import LiveHub
+from .ratelimit import RateLimitMiddleware
 from .safety import CSRF_FIELD, SECURITY_HEADERS, LazyToken, SafetyMiddleware
 from .transfer import CachedStatic, static_url
 from .transfer import middleware as transfer_middleware
@@ -138,7 +139,11 @@ def create_app(
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
-        middleware=[Middleware(SafetyMiddleware), transfer_middleware()],
+        middleware=[
+            Middleware(SafetyMiddleware),
+            transfer_middleware(),
+            Middleware(RateLimitMiddleware),
+        ],
         exception_handlers={
             HTTPException: _http_error,
             store.StoreError: _store_error,

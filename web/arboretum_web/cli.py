@@ -5,6 +5,8 @@ The SDK's ``arena`` imports this module and calls :func:`register`::
     arena web [--host H] [--port P] [--redis-url URL]     serve (uvicorn)
     arena web author add NAME                              create an author, print its token once
     arena web author list | rotate NAME | remove NAME
+    arena web main-board [NAME | --clear]                 the front page's league
+    arena web audit-log [--author NAME] [--limit N]       what authors did, newest first
 
 Redis is ``--redis-url``, else ``$REDIS_URL``, else ``redis://localhost:6379/0``. The submission
 check runs in the league's sandbox (``$ARENA_SANDBOX``, as ``arena bot submit``).
@@ -20,6 +22,8 @@ from typing import Any
 
 from arboretum_sdk import clitools
 from arboretum_sdk.clitools import UserError, fail
+
+from . import opscli
 
 __all__ = ["main", "register"]
 
@@ -110,6 +114,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     a.set_defaults(handler=cmd_author_remove)
     a = asub.add_parser("list", parents=[common], help="list authors")
     a.set_defaults(handler=cmd_author_list)
+    opscli.register(wsub, common, _client)
 
 
 def _client(args: argparse.Namespace) -> Any:

@@ -9,6 +9,7 @@ from pathlib import Path
 from arboretum_worker import registry
 
 from .queries import FitCache
+from .ratelimit import RateLimits
 
 __all__ = ["SubmitCheck", "WebSettings", "default_check"]
 
@@ -34,6 +35,9 @@ class WebSettings:
     submit_quota: int = field(default_factory=registry.quota_from_env)
     """New versions a bot may get a UTC day (``$ARENA_SUBMIT_QUOTA``, default 5; 0: no limit);
     over it an upload gets 429 with Retry-After."""
+    rate_limits: RateLimits = field(default_factory=RateLimits.from_env)
+    """Requests an author (or an address) may make per window (``$ARENA_RATE_LIMITS``;
+    :mod:`.ratelimit`)."""
     fits: FitCache = field(default_factory=FitCache)
 
 

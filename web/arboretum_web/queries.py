@@ -21,6 +21,8 @@ from arboretum_worker.league import LeagueProgress, league_progress
 from arboretum_worker.live_rating import Skill
 from arboretum_worker.schedule import match_id as schedule_match_id
 
+from . import mainboard
+
 __all__ = [
     "MAX_PAGE",
     "BotSummary",
@@ -59,9 +61,8 @@ def version_label(r: Any, vid: str) -> str:
 
 
 def default_league(r: Any) -> str | None:
-    """The newest league (as ``arena leaderboard`` picks it), or None."""
-    leagues = store.get_leagues(r)
-    return leagues[0].name if leagues else None
+    """The site's main board (:func:`.mainboard.front_league`), or None."""
+    return mainboard.front_league(r)
 
 
 # --------------------------------------------------------------------------- batch fit

@@ -156,6 +156,8 @@ def run_match(match_id: str) -> dict[str, Any]:
             if recorded:
                 _store_artifacts(r, match_id, outcome, settings.output_cap)
             mark_finished_if_done(r, record.league)
+        if recorded:
+            _notify_faults(r, result, outcome.replays)
         log.info(
             "match %s: %s in %.1f s (%s)",
             match_id,
@@ -291,6 +293,16 @@ def _play(
         # Live events are dropped in a Redis outage, never delayed or sent twice.
         live=LivePublisher(without_retry(r), plan.match_id) if publish else None,
     )
+
+
+def _notify_faults(r: Any, result: store.MatchResult, replay_docs: list[str]) -> None:
+    """Tell the owners of the seats that faulted (their webhooks; never fails the match)."""
+    from .webhooks import notify_faults
+
+    try:
+        notify_faults(r, result, replay_docs)
+    except Exception:
+        log.exception("match %s: fault notices not sent", result.match_id)
 
 
 def _store_artifacts(

@@ -87,6 +87,16 @@ Layout (``{x}`` is an id; names and ids never contain ``:``)::
     arena:authors                       set    author names (the web's accounts, authors.py)
     arena:author:{name}                 hash   name, created, token (SHA-256 hex of the token)
     arena:token:{sha256}                string author name
+    arena:author:{name}:webhook         hash   url, secret, created: the author's webhook
+                                               (arboretum_worker/webhooks.py)
+    arena:author:{name}:deliveries      list   the author's latest webhook deliveries (ids), capped
+    arena:webhook:{id}                  hash   one delivery: event, body, status, attempts (JSON),
+                                               expiring
+    arena:author:{name}:audit           stream what the author did (web authorlog.py), capped
+    arena:audit-log                     stream what every author did, capped
+    arena:ratelimit:{bucket}:{window}   string requests of a rate-limit bucket in one window,
+                                               expiring (web ratelimit.py)
+    arena:main-board                    string the league the site's front page shows
 
 rq keeps its queues and jobs under its own keys (``rq:``), which this project never spells: it
 names jobs only, by id (``arena-match-{match}``, ``arena-sprt-{test}-{batch}``,
@@ -143,6 +153,10 @@ class Keys:
     AUTHORS: ClassVar[str] = PREFIX + "authors"
     AUTHOR: ClassVar[str] = PREFIX + "author:"
     TOKEN: ClassVar[str] = PREFIX + "token:"
+    WEBHOOK: ClassVar[str] = PREFIX + "webhook:"
+    AUDIT_LOG: ClassVar[str] = PREFIX + "audit-log"
+    RATELIMIT: ClassVar[str] = PREFIX + "ratelimit:"
+    MAIN_BOARD: ClassVar[str] = PREFIX + "main-board"
     FAIR: ClassVar[str] = PREFIX + "fair:"
     FAIR_AUTHORS: ClassVar[str] = PREFIX + "fair:authors"
     FAIR_USAGE: ClassVar[str] = PREFIX + "fair:usage"
@@ -291,6 +305,31 @@ class Keys:
     def token(cls, digest: str) -> str:
         """The author of the API token with this SHA-256 (hex)."""
         return cls.key_for(cls.TOKEN, digest)
+
+    @classmethod
+    def author_webhook(cls, name: str) -> str:
+        """An author's webhook: its URL and signing secret."""
+        return cls.author(name) + ":webhook"
+
+    @classmethod
+    def author_deliveries(cls, name: str) -> str:
+        """An author's latest webhook deliveries (ids, newest first)."""
+        return cls.author(name) + ":deliveries"
+
+    @classmethod
+    def webhook_delivery(cls, delivery_id: str) -> str:
+        """One webhook delivery and its attempts."""
+        return cls.key_for(cls.WEBHOOK, delivery_id)
+
+    @classmethod
+    def author_audit(cls, name: str) -> str:
+        """What one author did (the audit log's entries of that author)."""
+        return cls.author(name) + ":audit"
+
+    @classmethod
+    def ratelimit(cls, bucket: str, window: int | str) -> str:
+        """A rate-limit bucket's count in one window (the window's number)."""
+        return cls.key_for(cls.key_for(cls.RATELIMIT, bucket) + ":", str(window))
 
     @classmethod
     def fair_unit(cls, unit_id: str) -> str:

@@ -1,0 +1,239 @@
+"""Rate limits on every author endpoint, shared by all web processes through Redis; and the
+audit log's entry of every state-changing request of an author.
+
+:class:`RateLimitMiddleware` is route-agnostic, so an endpoint added later is limited without a
+line of its own. It counts
+
+- every request of a signed-in author (``Authorization: Bearer`` token or the sign-in cookie),
+  in a bucket per author;
+- every state-changing request (not ``GET``/``HEAD``/``OPTIONS``) and every ``/api/`` request
+  without a valid token, in a bucket per client address.
+
+Each bucket has two limits per window: reads (``GET``, ``HEAD``) and writes (the rest). A
+fixed window: one ``INCR`` and one ``EXPIRE NX`` in a pipeline on ``Keys.ratelimit(bucket,
+window)``. Past the limit the answer is ``429`` with ``Retry-After`` (seconds to the window's
+end). Every counted response carries the rate-limit fields of the IETF draft
+*RateLimit header fields for HTTP* (draft-ietf-httpapi-ratelimit-headers-07, the separate
+fields): ``RateLimit-Limit``, ``RateLimit-Remaining``, ``RateLimit-Reset`` (seconds) and
+``RateLimit-Policy`` (``LIMIT;w=WINDOW``).
+
+When Redis does not answer, requests pass uncounted (the endpoint reports the outage itself).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+import time
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+import redis
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import MutableHeaders
+from starlette.requests import Request
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from arboretum_worker.keys import Keys
+
+from . import authorlog
+from .identity import request_author
+
+__all__ = ["ENV", "RateLimitMiddleware", "RateLimits", "Verdict", "count"]
+
+log = logging.getLogger(__name__)
+
+ENV = "ARENA_RATE_LIMITS"
+_READS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimits:
+    """Requests allowed per window, per bucket (``$ARENA_RATE_LIMITS``: ``off``, or
+    ``name=value`` pairs separated by commas, e.g. ``author_writes=30,window_s=60``)."""
+
+    window_s: int = 60
+    author_reads: int = 600
+    author_writes: int = 60
+    anonymous_reads: int = 300
+    anonymous_writes: int = 30
+    enabled: bool = True
+
+    @classmethod
+    def parse(cls, text: str) -> RateLimits:
+        """``off``, or ``name=value,...``; ValueError naming the bad part."""
+        text = text.strip()
+        if text.lower() in ("off", "0", "none"):
+            return cls(enabled=False)
+        names = {f.name for f in fields(cls)} - {"enabled"}
+        values: dict[str, Any] = {}
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            name, sep, value = part.partition("=")
+            name = name.strip()
+            if not sep or name not in names:
+                raise ValueError(
+                    f"{ENV}: {part!r} is not NAME=N with NAME one of {', '.join(sorted(names))}"
+                )
+            if not value.strip().isdigit() or int(value) < 1:
+                raise ValueError(f"{ENV}: {name} is a whole number from 1, not {value.strip()!r}")
+            values[name] = int(value)
+        return replace(cls(), **values)
+
+    @classmethod
+    def from_env(cls) -> RateLimits:
+        text = os.environ.get(ENV, "")
+        return cls.parse(text) if text.strip() else cls()
+
+    def limit(self, author: bool, write: bool) -> int:
+        if author:
+            return self.author_writes if write else self.author_reads
+        return self.anonymous_writes if write else self.anonymous_reads
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    limit: int
+    remaining: int
+    reset_s: int
+    window_s: int
+
+    @property
+    def allowed(self) -> bool:
+        return self.remaining >= 0
+
+    def headers(self) -> dict[str, str]:
+        return {
+            "RateLimit-Limit": str(self.limit),
+            "RateLimit-Remaining": str(max(0, self.remaining)),
+            "RateLimit-Reset": str(self.reset_s),
+            "RateLimit-Policy": f"{self.limit};w={self.window_s}",
+        }
+
+
+def count(r: Any, bucket: str, limit: int, window_s: int, now: float | None = None) -> Verdict:
+    """Count one request in ``bucket``'s current window; ``remaining`` below 0: refused."""
+    now = time.time() if now is None else now
+    window = int(now // window_s)
+    key = Keys.ratelimit(bucket, window)
+    pipe = r.pipeline(transaction=False)
+    pipe.incr(key)
+    pipe.expire(key, window_s + 1, nx=True)
+    used = int(pipe.execute()[0])
+    reset = max(1, math.ceil((window + 1) * window_s - now))
+    return Verdict(limit=limit, remaining=limit - used, reset_s=reset, window_s=window_s)
+
+
+def _address(scope: Scope) -> str:
+    client = scope.get("client")
+    return str(client[0]) if client else "-"
+
+
+def _bucket_of_address(address: str) -> str:
+    # Addresses hold ':' (IPv6), which no key id may: a digest names the bucket.
+    return "ip-" + hashlib.sha256(address.encode()).hexdigest()[:24]
+
+
+def _action(scope: Scope) -> str:
+    route = scope.get("route")
+    path = getattr(route, "path", None)
+    if path is None:
+        return f"{scope['method']} {scope['path']}"
+    prefix = "/api/v1" if scope["path"].startswith("/api/v1/") else ""
+    return f"{scope['method']} {prefix}{path}"
+
+
+def _refusal(scope: Scope, verdict: Verdict) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    wait = verdict.reset_s
+    message = (
+        f"too many requests: the limit is {verdict.limit} per {verdict.window_s} s; "
+        f"retry in {wait} s"
+    )
+    headers = {"Retry-After": str(wait), **verdict.headers()}
+    if scope["path"].startswith("/api/"):
+        body = json.dumps({"error": {"status": 429, "message": message}}).encode()
+        headers["Content-Type"] = "application/json"
+    else:
+        body = (message + "\n").encode()
+        headers["Content-Type"] = "text/plain; charset=utf-8"
+    raw = [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+    return 429, raw, body
+
+
+class RateLimitMiddleware:
+    """Counts each request of an author, every state-changing request and every anonymous API
+    request; refuses those past their limit with 429; logs what authors change."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"].startswith("/static/"):
+            await self.app(scope, receive, send)
+            return
+        state = scope["app"].state
+        limits: RateLimits = state.settings.rate_limits
+        write = scope["method"] not in _READS
+        request = Request(scope)
+        try:
+            author = await run_in_threadpool(request_author, request)
+        except redis.exceptions.RedisError:
+            await self.app(scope, receive, send)
+            return
+        counted = limits.enabled and (
+            author is not None or write or scope["path"].startswith("/api/")
+        )
+        verdict = None
+        if counted:
+            bucket = f"author-{author}" if author else _bucket_of_address(_address(scope))
+            bucket += "-w" if write else "-r"
+            try:
+                verdict = await run_in_threadpool(
+                    count,
+                    state.redis,
+                    bucket,
+                    limits.limit(author is not None, write),
+                    limits.window_s,
+                )
+            except redis.exceptions.RedisError:
+                log.warning("rate limit not counted: Redis did not answer")
+        if verdict is not None and not verdict.allowed:
+            status, headers, body = _refusal(scope, verdict)
+            await send({"type": "http.response.start", "status": status, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            if author is not None:
+                await self._log(state.redis, author, scope, status)
+            return
+        status_seen: list[int] = []
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status_seen.append(int(message["status"]))
+                if verdict is not None:
+                    headers = MutableHeaders(scope=message)
+                    for name, value in verdict.headers().items():
+                        headers[name] = value
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_headers)
+        finally:
+            if author is not None and write:
+                await self._log(state.redis, author, scope, status_seen[0] if status_seen else 500)
+
+    @staticmethod
+    async def _log(r: Any, author: str, scope: Scope, status: int) -> None:
+        try:
+            await run_in_threadpool(
+                authorlog.record,
+                r,
+                author,
+                _action(scope),
+                scope["path"],
+                status,
+                address=_address(scope),
+            )
+        except redis.exceptions.RedisError:
+            log.warning("audit log entry lost: Redis did not answer")
