@@ -1,10 +1,18 @@
 """The game in progress of a match (:class:`Game`): its engine state, clocks, faults, events and
 replay recorder, the pieces of its decision requests encoded until they change, and the
-pending decision (:class:`Pending`) with its possible outcomes."""
+pending decision (:class:`Pending`) with its possible outcomes.
+
+:class:`DecisionTimer` times the pending decision out: one timer per match, armed for the
+earliest deadline it may have to enforce. A decision asked while the timer is armed for an
+earlier instant leaves it alone: when it fires, it times the pending decision out or arms itself
+again for that decision's deadline. (Most decisions are answered long before their deadline:
+none of them costs a timer.)
+"""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from arboretum import (
@@ -42,6 +50,7 @@ __all__ = [
     "Answered",
     "Concluded",
     "Crashed",
+    "DecisionTimer",
     "Game",
     "Outcome",
     "Pending",
@@ -339,3 +348,45 @@ class Game:
             faults=tuple(self.faults),
             result=state.result(),
         )
+
+
+class DecisionTimer:
+    """Times out the decision that ``pending()`` returns (None: no decision is pending) once its
+    deadline has passed. It runs on the loop given to :meth:`start`."""
+
+    __slots__ = ("_at", "_handle", "_loop", "_pending")
+
+    def __init__(self, pending: Callable[[], Pending | None]) -> None:
+        self._pending = pending
+        self._handle: asyncio.TimerHandle | None = None
+        self._at = 0.0
+        self._loop: asyncio.AbstractEventLoop
+
+    def start(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+
+    def cover(self, deadline: float) -> None:
+        """Make sure the timer fires by ``deadline`` (a decision was asked)."""
+        if self._handle is None or self._at > deadline:
+            self._arm(deadline)
+
+    def stop(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _arm(self, at: float) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+        self._at = at
+        self._handle = self._loop.call_at(at, self._fire)
+
+    def _fire(self) -> None:
+        self._handle = None
+        pending = self._pending()
+        if pending is None or pending.future.done():
+            return
+        if self._loop.time() >= pending.deadline:
+            pending.future.set_result(TimedOut())
+        else:
+            self._arm(pending.deadline)

@@ -28,7 +28,7 @@ noted as ``stale``.
 A match is a few collaborating objects: it holds its seats
 (:class:`~arboretum_server.seats.Seating`: arrival, crashes, restarts), the settling of its
 decisions (:class:`~arboretum_server.rulings.Rulings`: an outcome to the game's next state, faults
-included), its decision timer (:class:`~arboretum_server.timer.DecisionTimer`), its spectators
+included), its decision timer (:class:`~arboretum_server.game.DecisionTimer`), its spectators
 (:class:`~arboretum_server.watchers.Spectators`) and the record of its finished games
 (:class:`~arboretum_server.record.MatchRecord`). The match itself runs the games and asks the
 decisions.
@@ -54,24 +54,32 @@ from typing import Any
 from arboretum import derive_bot_seed
 
 from .errors import AlreadyConnected, MatchOver
-from .game import CONCLUDED, Answered, Concluded, Crashed, Game, Outcome, Pending
+from .game import (
+    CONCLUDED,
+    Answered,
+    Concluded,
+    Crashed,
+    DecisionTimer,
+    Game,
+    Outcome,
+    Pending,
+)
 from .matchconfig import MatchConfig
 from .messages import (
     GameEnd,
     GameOver,
     GameStart,
     MatchEnd,
-    MatchInfo,
     MatchSnapshot,
     MatchStatus,
     MatchSummary,
     SeatConnection,
     WatchGameEnd,
     WatchGameStart,
+    WatchMessage,
     is_over,
 )
-from .record import MatchRecord
-from .replays import ReplayStore, partial_document
+from .record import MatchRecord, ReplayStore
 from .rulings import Rulings
 from .seats import (
     Answer,
@@ -81,7 +89,6 @@ from .seats import (
     SeatStream,
     StreamEnd,
 )
-from .timer import DecisionTimer
 from .watchers import Spectators, Watcher
 
 __all__ = ["Match"]
@@ -109,11 +116,10 @@ class Match:
         self.status = MatchStatus.WAITING
         self.reason = ""
         self.created_unix_ms = int(time.time() * 1000)
-        self.record = MatchRecord(config.seat_names)
+        self.record = MatchRecord(match_id, config.seat_names, store or ReplayStore(None))
         self.outcomes: list[GameEnd] = self.record.outcomes  # the record's: they grow
         self.replays: dict[int, dict[str, Any]] = self.record.replays
         self.partial_replays: dict[int, dict[str, Any]] = self.record.partial_replays
-        self.store = store or ReplayStore(None)
         self.max_duration_s = max_duration_s
         self._on_end = on_end
         self._game: Game | None = None
@@ -170,7 +176,8 @@ class Match:
                     self.seating.next_game()
                     await self._play_game(index)
             self.status = MatchStatus.FINISHED
-            await self._reveal_match_seed()
+            if not self.config.game_seeds:  # else the match seed derived none of the games
+                await self.record.reveal_match_seed(self.config.match_seed)
         except _Stopped as stop:
             self.status, self.reason = MatchStatus.CANCELLED, stop.reason
         except asyncio.CancelledError:
@@ -215,16 +222,7 @@ class Match:
         if game.pending is not None and not game.pending.future.done():
             game.pending.future.cancel()
         game.recorder.note(game.state.current_seat, "stopped", reason)
-        doc = partial_document(game.recorder, reason)
-        self.record.stopped(game.index, doc)
-        await self.store.write(self.match_id, game.index, doc, partial=True)
-
-    async def _reveal_match_seed(self) -> None:
-        if self.config.game_seeds:  # the match seed derived none of the games: nothing to add
-            return
-        for index, doc in sorted(self.replays.items()):
-            doc["match_seed"] = str(self.config.match_seed)
-            await self.store.write(self.match_id, index, doc)
+        await self.record.stopped(game.index, game.recorder, reason)
 
     # ------------------------------------------------------------------ seats
 
@@ -237,19 +235,7 @@ class Match:
                 f"seat {seat} of match {self.match_id} already has a live stream"
             )
         stream, resumed = self.seating.attach(seat)
-        config = self.config
-        stream.send(
-            MatchInfo(
-                match_id=self.match_id,
-                seat=seat,
-                players=config.players,
-                game_count=config.game_count,
-                seat_names=config.seat_names,
-                time_control=config.time_control,
-                fault_policy=config.fault_policy,
-                resumed=resumed,
-            )
-        )
+        stream.send(self.config.seat_info(self.match_id, seat, resumed))
         game = self._game
         if game is not None:
             stream.cursor_game, stream.cursor = game.index, len(game.events)
@@ -337,20 +323,17 @@ class Match:
     # ------------------------------------------------------------------ spectators
 
     def watch(self) -> Watcher:
-        watcher = Watcher()
-        watcher.put(self.info())
+        """A new spectator, told the match as it stands (and its end, when it is over)."""
         if is_over(self.status):
-            watcher.put(self.end_message())
-            watcher.put(None)
-            return watcher
+            return self.spectators.subscribe([self.info(), self.end_message()], over=True)
+        greeting: list[WatchMessage] = [self.info()]
         game = self._game
         if game is not None:
-            watcher.put(WatchGameStart(game.setup, game.board(), game.events_for(None), True))
+            greeting.append(WatchGameStart(game.setup, game.board(), game.events_for(None), True))
             pending = game.pending
             if pending is not None and not pending.future.done():
-                watcher.put(game.pending_message(pending, self._elapsed_ms(pending)))
-        self.spectators.add(watcher)
-        return watcher
+                greeting.append(game.pending_message(pending, self._elapsed_ms(pending)))
+        return self.spectators.subscribe(greeting)
 
     def unwatch(self, watcher: Watcher) -> None:
         self.spectators.remove(watcher)
@@ -393,7 +376,7 @@ class Match:
         """The replay of a game and whether it is complete; None for a game not started."""
         game = self._game
         if game is not None and game.index == game_index and game_index not in self.replays:
-            return partial_document(game.recorder), False
+            return game.recorder.partial_json(""), False
         return self.record.replay(game_index)
 
     # ------------------------------------------------------------------ games
@@ -425,7 +408,7 @@ class Match:
         self.spectators.publish(WatchGameEnd(outcome, board))
         totals = list(outcome.result.totals)
         log.info("match %s: game %d over, totals %s", self.match_id, index, totals)
-        await self.store.write(self.match_id, index, doc)
+        await self.record.save(index)
 
     def _elapsed_ms(self, pending: Pending) -> int:
         """Whole milliseconds since ``pending`` was asked."""

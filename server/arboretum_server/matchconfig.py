@@ -10,9 +10,7 @@ from arboretum import (
 from arboretum_sdk.clitools import plural
 
 from .clock import TimeControl, check_time_control
-from .messages import (
-    FaultPolicy,
-)
+from .messages import FaultPolicy, MatchInfo
 
 __all__ = ["MatchConfig"]
 
@@ -59,3 +57,16 @@ class MatchConfig:
             raise ValueError("faults_to_forfeit must be >= 1")
         if self.species is not None and len(set(self.species)) != len(self.species):
             raise ValueError("the species must be distinct")
+
+    def seat_info(self, match_id: str, seat: int, resumed: bool) -> MatchInfo:
+        """What ``seat`` is told when its stream opens (``resumed``: it had one before)."""
+        return MatchInfo(
+            match_id=match_id,
+            seat=seat,
+            players=self.players,
+            game_count=self.game_count,
+            seat_names=self.seat_names,
+            time_control=self.time_control,
+            fault_policy=self.fault_policy,
+            resumed=resumed,
+        )

@@ -24,7 +24,7 @@ from .errors import (
 from .match import Match
 from .matchconfig import MatchConfig
 from .messages import MatchStatus, is_over
-from .replays import ReplayStore
+from .record import ReplayStore
 from .seats import new_token, token_key
 
 __all__ = ["Registry"]

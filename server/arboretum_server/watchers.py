@@ -65,8 +65,17 @@ class Spectators:
     def __init__(self) -> None:
         self.watchers: set[Watcher] = set()
 
-    def add(self, watcher: Watcher) -> None:
-        self.watchers.add(watcher)
+    def subscribe(self, greeting: list[WatchMessage], over: bool = False) -> Watcher:
+        """A new watcher, its queue opened with ``greeting`` (and ended at once when the match
+        is ``over``), then every message published."""
+        watcher = Watcher()
+        for message in greeting:
+            watcher.put(message)
+        if over:
+            watcher.put(None)
+        else:
+            self.watchers.add(watcher)
+        return watcher
 
     def remove(self, watcher: Watcher) -> None:
         """The spectator left: nothing more is put on its queue."""

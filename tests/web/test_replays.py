@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from arboretum import GameState, ReplayRecorder, random_decision
-from arboretum_server.replays import partial_document
 from arboretum_web.replays import is_complete, seat_view, strip_faults
 
 CARD = re.compile(r'"([A-Z]{2}[1-8])"')
@@ -25,7 +24,7 @@ def _game(seed: int, steps: int | None = None, players: int = 2) -> dict[str, An
     while not state.is_over and (steps is None or n < steps):
         rec.apply(random_decision(state, rng))
         n += 1
-    return rec.to_json() if state.is_over else partial_document(rec)
+    return rec.to_json() if state.is_over else rec.partial_json()
 
 
 def _public_cards(doc: dict[str, Any], seat: int | None) -> set[str]:

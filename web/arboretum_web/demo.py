@@ -127,9 +127,7 @@ def play_match(
     steps = 0
     while not state.is_over:
         if stop_after is not None and steps >= stop_after:
-            from arboretum_server.replays import partial_document
-
-            doc = partial_document(recorder)
+            doc = recorder.partial_json()
             replays.save_replay(r, spec.match_id, 0, json.dumps(doc))
             return doc
         seat = state.current_seat
