@@ -70,7 +70,7 @@ def loopback(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _work(r: redis.Redis) -> None:
     """A real rq worker drains the webhook queue."""
-    SimpleWorker([Queue(webhooks.WEBHOOK_QUEUE, connection=r)], connection=r).work(burst=True)
+    SimpleWorker([Queue(webhooks.webhook_queue(), connection=r)], connection=r).work(burst=True)
 
 
 def test_signed_delivery_retried_after_a_500(

@@ -24,7 +24,7 @@ from starlette.templating import Jinja2Templates
 
 from arboretum_worker import store
 
-from . import api, pages
+from . import api, pages, profiles
 from .config import SubmitCheck, WebSettings, default_check
 from .identity import AUTH_COOKIE, request_author
 from .live import LiveHub
@@ -127,7 +127,8 @@ def create_app(
     settings = settings or WebSettings()
     routes = [
         *pages.routes(),
-        Mount("/api/v1", routes=api.routes()),
+        *profiles.page_routes(),
+        Mount("/api/v1", routes=[*api.routes(), *profiles.api_routes()]),
         Mount("/static", app=CachedStatic(directory=HERE / "static"), name="static"),
     ]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .openapi_authors import author_paths, author_schemas
+from .openapi_profiles import profile_paths, profile_schemas
 from .openapi_schemas import BOOL, MATCH_STATUS, ref, schemas
 
 __all__ = ["MAX_FILENAME", "MAX_GAME", "MAX_OFFSET", "openapi_document"]
@@ -290,7 +291,7 @@ def _sprt_paths() -> dict[str, Any]:
 
 def openapi_document() -> dict[str, Any]:
     paths: dict[str, Any] = {**_account_paths(), **_match_paths(), **_sprt_paths()}
-    for path, item in author_paths().items():
+    for path, item in {**author_paths(), **profile_paths()}.items():
         paths[path] = {**paths.get(path, {}), **item}
     return {
         "openapi": "3.1.0",
@@ -304,7 +305,7 @@ def openapi_document() -> dict[str, Any]:
         },
         "paths": paths,
         "components": {
-            "schemas": {**schemas(), **author_schemas()},
+            "schemas": {**schemas(), **author_schemas(), **profile_schemas()},
             "securitySchemes": {
                 "bearer": {
                     "type": "http",

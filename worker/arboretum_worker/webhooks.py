@@ -3,7 +3,7 @@ of their bots faults in a league match.
 
 An author sets one URL (``PUT /api/v1/me/webhook``); the arena answers with a signing secret,
 shown once. :func:`notify` records a delivery and enqueues :func:`deliver` on the rq queue
-``arena-webhooks``; the job POSTs the JSON body with
+``arena-webhooks`` (:func:`webhook_queue`); the job POSTs the JSON body with
 
 - ``X-Arena-Event``: the event (``test.finished``, ``challenge.finished``, ``match.fault``);
 - ``X-Arena-Delivery``: the delivery's id (the same on every attempt: a receiver drops repeats);
@@ -13,9 +13,9 @@ shown once. :func:`notify` records a delivery and enqueues :func:`deliver` on th
   be replayed later: :func:`verify`).
 
 An attempt that fails (no connection, a timeout, 5xx, 408 or 429) is retried after a backoff
-that doubles (``ARENA_WEBHOOK_BACKOFF`` seconds, then twice that, ...) up to
-``ARENA_WEBHOOK_ATTEMPTS`` attempts, inside the job (no rq scheduler is needed); another 4xx is
-final. Redirects are not followed. Each attempt is recorded on the delivery
+that doubles (``ARENA_WEBHOOK_BACKOFF`` seconds, default 1, then twice that, ...) up to
+``ARENA_WEBHOOK_ATTEMPTS`` attempts (default 5), inside the job (no rq scheduler is needed);
+another 4xx is final. Redirects are not followed. Each attempt is recorded on the delivery
 (:func:`deliveries`). Private, loopback and link-local addresses are refused unless
 ``ARENA_WEBHOOK_PRIVATE=1`` (a webhook must not reach the arena's own network).
 """
@@ -56,6 +56,7 @@ __all__ = [
     "set_webhook",
     "sign",
     "verify",
+    "webhook_queue",
 ]
 
 log = logging.getLogger(__name__)
@@ -197,7 +198,7 @@ def notify(
     if enqueue:
         from rq import Queue
 
-        Queue(WEBHOOK_QUEUE, connection=r).enqueue(
+        Queue(webhook_queue(), connection=r).enqueue(
             "arboretum_worker.webhooks.deliver",
             delivery,
             job_id=f"arena-webhook-{delivery}",
@@ -206,6 +207,15 @@ def notify(
             failure_ttl=86400,
         )
     return delivery
+
+
+def webhook_queue() -> str:
+    """The rq queue of deliveries: ``BASE-webhooks`` for the workers' base ``ARENA_QUEUE``
+    (``arena-webhooks`` by default), the first the workers take from."""
+    from .queues import QueueKind, queue_name
+    from .settings import WorkerSettings
+
+    return queue_name(QueueKind.WEBHOOKS, WorkerSettings.from_env().queue)
 
 
 def attempts_from_env() -> int:

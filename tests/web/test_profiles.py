@@ -1,0 +1,130 @@
+"""Authors' pages through the real app: the public profile, the signed-in dashboard (faults
+highlighted, each linking to its step in the replay viewer), their JSON, and the webhook's
+endpoints."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from typing import Any
+
+import redis
+
+from arboretum_web import authorlog
+from arboretum_web.demo import DemoData
+from arboretum_worker import replays, store, webhooks
+
+
+def _bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def _plant_fault(r: redis.Redis, demo: DemoData, bot: str) -> tuple[str, int, int]:
+    """Give ``bot``'s seat of a finished match a fault in game 0 at one of its steps (as a
+    worker stores a faulting bot's match): (match, seat, step)."""
+    for mid in demo.matches:
+        record = store.get_match(r, mid)
+        assert record is not None
+        seats = [s for s, vid in enumerate(record.seats) if demo.versions[vid] == bot]
+        if seats:
+            break
+    seat = seats[0]
+    result = store.get_result(r, mid)
+    assert result is not None
+    games = list(result.games)
+    faults = list(games[0].faults)
+    faults[seat] = 1
+    games[0] = dataclasses.replace(games[0], faults=tuple(faults))
+    r.set(store.Keys.result(mid), dataclasses.replace(result, games=tuple(games)).to_json())
+    docs = {g: replays.get_replay(r, mid, g) or b"" for g in replays.replay_games(r, mid)}
+    doc = json.loads(docs[0])
+    step = next(i for i, s in enumerate(doc["steps"]) if s.get("seat") == seat and i > 3)
+    doc["steps"][step]["fault"] = {"kind": "timeout", "reason": "no answer in time"}
+    docs[0] = json.dumps(doc).encode()
+    replays.drop_replays(r, mid)  # a replay is written once: the run's are replaced whole
+    for game, raw in docs.items():
+        replays.save_replay(r, mid, game, raw)
+    return mid, seat, step
+
+
+def test_public_profile(client: Any, r: redis.Redis, demo: DemoData) -> None:
+    body = client.get("/api/v1/authors/alice").json()
+    assert body["author"] == "alice"
+    assert [b["name"] for b in body["bots"]] == ["oakheart"]
+    assert [v["index"] for v in body["bots"][0]["versions"]] == [1, 2]
+    assert {row["league"] for row in body["ratings"]} == {"demo"}
+    assert {row["bot"] for row in body["ratings"]} == {"oakheart"}
+    assert body["recent"] and all(m["status"] == "finished" for m in body["recent"])
+    assert all(s["label"].startswith("oakheart@") for m in body["recent"] for s in m["mine"])
+    html = client.get("/authors/alice").text
+    assert '<a href="/bots/oakheart">oakheart</a>' in html
+    assert 'id="author-ratings"' in html and 'id="author-recent"' in html
+    for bad in ("nobody", "bad:name", "x" * 70):
+        assert client.get(f"/api/v1/authors/{bad}").status_code == 404
+        assert client.get(f"/authors/{bad}").status_code == 404
+    # the owner's name links to the profile wherever it is shown
+    assert '<a href="/authors/alice">alice</a>' in client.get("/bots").text
+    assert '<a href="/authors/alice">alice</a>' in client.get("/bots/oakheart").text
+
+
+def test_dashboard_highlights_faults_with_their_step(
+    client: Any, r: redis.Redis, demo: DemoData
+) -> None:
+    mid, seat, step = _plant_fault(r, demo, "oakheart")
+    assert client.get("/me").status_code == 401
+    assert client.get("/api/v1/me/dashboard").status_code == 401
+    dash = client.get("/api/v1/me/dashboard", headers=_bearer(demo.tokens["alice"])).json()
+    assert dash["author"] == "alice" and dash["bots"] == ["oakheart"]
+    (faulted,) = dash["faulted"]
+    assert faulted["id"] == mid
+    (mine,) = [s for s in faulted["mine"] if s["seat"] == seat]
+    assert mine["faults"] == 1
+    assert mine["fault_url"] == f"/matches/{mid}/games/0#step={step}"
+    running = {m["id"] for m in dash["running"]}
+    record = store.get_match(r, demo.running or "")
+    assert record is not None
+    alice_plays = any(demo.versions[v] == "oakheart" for v in record.seats)
+    assert (demo.running in running) == alice_plays
+    assert all(m["status"] == "finished" for m in dash["finished"])
+    assert dash["webhook"] == {"url": None, "deliveries": []}
+    # bob sees his own, not alice's fault
+    bob = client.get("/api/v1/me/dashboard", headers=_bearer(demo.tokens["bob"])).json()
+    assert bob["bots"] == ["sapling"] and bob["faulted"] == []
+    # the page, signed in by the cookie
+    client.cookies.set("arena_token", demo.tokens["alice"])
+    html = client.get("/me").text
+    assert 'id="dash-faulted"' in html
+    assert f'href="/matches/{mid}/games/0#step={step}"' in html
+    assert re.search(r'<tr class="faulted">\s*<td class="mono"><a href="/matches/' + mid, html)
+    assert '<a href="/me" class="active">My arena</a>' in html
+
+
+def test_webhook_endpoints(client: Any, r: redis.Redis, demo: DemoData) -> None:
+    alice = _bearer(demo.tokens["alice"])
+    assert client.get("/api/v1/me/webhook").status_code == 401
+    assert client.put("/api/v1/me/webhook", json={"url": "x"}).status_code == 401
+    for body, why in (
+        ({"url": "ftp://example.org/"}, "must start with http:// or https://"),
+        ({"url": 5}, 'send {"url": "https://..."}'),
+        ({}, 'send {"url": "https://..."}'),
+        ({"url": "https://example.org/" + "a" * 600}, "at most 500"),
+    ):
+        resp = client.put("/api/v1/me/webhook", json=body, headers=alice)
+        assert resp.status_code == 400 and why in resp.json()["error"]["message"]
+    assert client.put("/api/v1/me/webhook", content=b"[1]", headers=alice).status_code == 400
+    resp = client.put("/api/v1/me/webhook", json={"url": "https://example.org/hook"}, headers=alice)
+    assert resp.status_code == 200
+    secret = resp.json()["secret"]
+    assert secret.startswith("whsec_")
+    hook = webhooks.get_webhook(r, "alice")
+    assert hook is not None and hook.secret == secret
+    got = client.get("/api/v1/me/webhook", headers=alice).json()
+    assert got["url"] == "https://example.org/hook" and "secret" not in got
+    assert got["events"] == ["test.finished", "challenge.finished", "match.fault"]
+    assert webhooks.get_webhook(r, "bob") is None  # one author's setting only
+    assert client.delete("/api/v1/me/webhook", headers=alice).json() == {"url": None}
+    assert client.delete("/api/v1/me/webhook", headers=alice).status_code == 404
+    actions = [(e.action, e.result) for e in authorlog.read(r, "alice")]
+    assert ("PUT /api/v1/me/webhook", "200") in actions
+    assert ("DELETE /api/v1/me/webhook", "404") in actions
