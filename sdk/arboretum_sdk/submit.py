@@ -103,7 +103,7 @@ def submit_bot(
             message = json.loads(exc.read())["error"]["message"]
         except (ValueError, KeyError, TypeError):
             message = exc.reason
-        raise SubmitError(f"{exc.code}: {message}", exc.code) from None
+        raise SubmitError(f"HTTP {exc.code}: {message}", exc.code) from None
     except (urllib.error.URLError, OSError) as exc:
         raise SubmitError(f"cannot reach {base}: {exc}") from None
     return Submitted(

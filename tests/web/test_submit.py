@@ -401,5 +401,5 @@ def test_over_the_daily_quota_an_upload_is_429_with_retry_after(
         )
     assert done.returncode == 1, done.stderr
     assert done.stderr.count("\n") == 1
-    assert done.stderr.startswith("arena: 429: bot 'mine' has had its 2 new versions today")
+    assert done.stderr.startswith("arena: HTTP 429: bot 'mine' has had its 2 new versions today")
     assert len(registry.versions(r, "mine")) == 2
