@@ -144,9 +144,10 @@ def test_replay_steps_to_the_final_scoring(page: Any, r: redis.Redis, demo: Demo
     page.keyboard.press("ArrowDown")  # to the end of the turn
     first_turn = sum(1 for s in doc["steps"] if s["turn"] == doc["steps"][0]["turn"])
     assert root.get_attribute("data-pos") == str(first_turn)
-    # the label names the turn of the step just shown (the first), not the one to come
+    # the label names the step just shown by the replay's numbers (from 0), not the one to come
     n = len(doc["steps"])
-    label = f"turn {doc['steps'][0]['turn'] + 1} · step {first_turn} / {n}"
+    shown = first_turn - 1
+    label = f"step {shown} · turn {doc['steps'][shown]['turn']} · {first_turn} / {n} steps"
     assert page.locator("#position").inner_text() == label
     # one card in the first seat's arboretum after its first turn
     seat0 = page.locator('.seat[data-seat="0"] svg.arb g.tree')

@@ -21,8 +21,10 @@ from . import authors, queries, sprt
 from .audit import audit_context, exclusion_notes
 from .chart import llr_chart, rating_chart
 from .config import default_check
+from .faults import seat_faults
 from .identity import AUTH_COOKIE, request_author
 from .ladder import ladder_json
+from .outcomes import OUTCOMES, elo_changes, has_outcome, seat_marks
 from .resources import (
     bool_param,
     bot_json,
@@ -32,6 +34,7 @@ from .resources import (
     load_league,
     load_match,
     match_json,
+    owned_seats,
     redis_of,
     require_seat_owner,
     status_param,
@@ -202,16 +205,23 @@ def matches_page(request: Request) -> Response:
         load_bot(r, bot)
     status = status_param(request)
     page = int_param(request, "page", 1, 1) or 1
+    outcome = request.query_params.get("outcome") or None
+    if outcome is not None and (outcome not in OUTCOMES or bot is None):
+        raise HTTPException(
+            400, f"outcome is one of {', '.join(OUTCOMES)}, with a bot chosen; got {outcome!r}"
+        )
+    window = (0, MAX_FILTERED) if outcome else ((page - 1) * PAGE_SIZE, PAGE_SIZE)
     total, records = queries.list_matches(
-        r,
-        league=league,
-        bot=bot,
-        status=status,
-        offset=(page - 1) * PAGE_SIZE,
-        limit=PAGE_SIZE,
+        r, league=league, bot=bot, status=status, offset=window[0], limit=window[1]
     )
     data = queries.row_data(r, records)
+    if outcome is not None:
+        records = [m for m in records if _has_outcome(request, m, data, bot, outcome)]
+        total = len(records)
+        records = records[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
     rows = [match_json(request, m, brief=True, data=data) for m in records]
+    for row, m in zip(rows, records, strict=True):
+        row["marks"] = seat_marks(data.results.get(m.id), owned_seats(request, m), len(m.seats))
     pages = max(1, -(-total // PAGE_SIZE))
     if page > pages and total:
         raise HTTPException(404, f"page {page} is past the last page ({pages})")
@@ -224,6 +234,8 @@ def matches_page(request: Request) -> Response:
         pages=pages,
         league=league,
         bot=bot,
+        outcome=outcome or "",
+        outcomes=OUTCOMES,
         status=status.value if status else "",
         leagues=_league_names(r),
         bots=store.list_bots(r),
@@ -232,13 +244,36 @@ def matches_page(request: Request) -> Response:
     )
 
 
+MAX_FILTERED = 5000
+"""The most matches of a bot the outcome filter reads (newest first)."""
+
+
+def _has_outcome(
+    request: Request, m: store.MatchRecord, data: Any, bot: str | None, outcome: str
+) -> bool:
+    seats = [i for i, vid in enumerate(m.seats) if data.names.get(vid) == bot]
+    owned = owned_seats(request, m) if outcome == "faulted" else set()
+    return has_outcome(data.results.get(m.id), seats, outcome, owned)
+
+
 def match_page(request: Request) -> Response:
     r = redis_of(request)
     record = load_match(r, request.path_params["match_id"])
     data = match_json(request, record)
     running = record.status in (store.MatchStatus.QUEUED, store.MatchStatus.RUNNING)
     live_url = f"/api/v1/matches/{record.id}/live" if running else None
-    return _render(request, "match.html", match=data, live_url=live_url, nav="matches")
+    faults = {seat: seat_faults(r, record.id, seat) for seat in data["owned_seats"]}
+    result = data["result"]
+    elo = elo_changes(r, record, len(result["games"])) if result else None
+    return _render(
+        request,
+        "match.html",
+        match=data,
+        live_url=live_url,
+        faults=faults,
+        elo=elo,
+        nav="matches",
+    )
 
 
 def replay_page(request: Request) -> Response:
@@ -259,7 +294,10 @@ def log_page(request: Request) -> Response:
     require_seat_owner(request, record, seat)
     text = replays.get_bot_log(r, record.id, seat).decode("utf-8", errors="replace")
     data = match_json(request, record)
-    return _render(request, "log.html", match=data, seat=seat, log=text, nav="matches")
+    faults = seat_faults(r, record.id, seat)
+    return _render(
+        request, "log.html", match=data, seat=seat, log=text, faults=faults, nav="matches"
+    )
 
 
 async def login_page(request: Request) -> Response:

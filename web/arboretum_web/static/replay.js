@@ -32,6 +32,8 @@
   let pos = 0;
   let perspective = "all"; // "all" | "public" | seat number
   let timer = null;
+  let analysis = null; // the game's analysis (docs/analysis.md), when one exists
+  const BASE_MS = 450; // one step at speed 1
 
   // ------------------------------------------------------------------ model
 
@@ -122,9 +124,31 @@
     return perspective === step.seat;
   }
 
-  // Turns are shown from 1 (the replay format counts them from 0).
-  function turnLabel(step) {
-    return "turn " + (step.turn + 1);
+  // The replay's own numbers (docs/replay-format.md): steps and turns count from 0, as in the
+  // faults JSON, the analysis, `arena match logs --step` and the URL (#step=N shows step N done).
+  function stepLabel(i) {
+    return "step " + i + " · turn " + doc.steps[i].turn;
+  }
+
+  function msText(ms) {
+    return ms < 1000 ? Math.round(ms) + " ms" : (ms / 1000).toFixed(ms < 10000 ? 2 : 1) + " s";
+  }
+
+  // Each seat's clock after the first p steps (the time control of docs/referee.md: L free per
+  // decision, the rest from the seat's bank, refilled at the game's start).
+  function clocks(p) {
+    const tc = doc.time_control && typeof doc.time_control === "object" ? doc.time_control : null;
+    const out = [];
+    for (let i = 0; i < doc.players; i++) out.push({ used: 0, last: null, bank: tc ? tc.bank_ms : null });
+    for (let k = 0; k < p; k++) {
+      const step = doc.steps[k];
+      if (typeof step.ms !== "number" || !out[step.seat]) continue;
+      const c = out[step.seat];
+      c.used += step.ms;
+      c.last = step.ms;
+      if (tc) c.bank = Math.max(0, c.bank - Math.max(0, step.ms - tc.per_decision_ms));
+    }
+    return out;
   }
 
   // Whether the seat had forfeited before this step: its moves are the referee's fallback.
@@ -252,6 +276,7 @@
     box.replaceChildren();
     const lastStep = s.last === null ? -1 : s.last;
     const current = pos < doc.steps.length ? doc.steps[pos].seat : null;
+    const clock = clocks(pos);
     for (let i = 0; i < doc.players; i++) {
       const panel = el("section", { class: "seat card" + (current === i ? " due" : "") + (perspective === i ? " me" : ""), "data-seat": i });
       const head = el("header", {});
@@ -262,6 +287,13 @@
       }
       if (s.forfeited[i]) head.append(el("span", { class: "tag bad" }, "forfeited"));
       panel.append(head);
+      const c = clock[i];
+      if (c.last !== null || c.bank !== null) {
+        const bits = ["thinking time " + msText(c.used)];
+        if (c.last !== null) bits.push("last decision " + msText(c.last));
+        if (c.bank !== null) bits.push("bank left " + msText(c.bank));
+        panel.append(el("p", { class: "clock", "data-testid": "clock-" + i }, bits.join(" · ")));
+      }
 
       const row = el("div", { class: "seat-row" });
       const hand = handFor(s, i, atEnd);
@@ -346,25 +378,51 @@
     });
   }
 
+  const MARKS = { inaccuracy: "?!", mistake: "?", blunder: "??" };
+
+  // The tags after a step: its fault (kind; the reason only reaches the seat's author, the
+  // server strips it for everyone else), its time, its analysis mark.
+  function stepTags(step, i) {
+    const tags = [];
+    if (byFallback(i)) {
+      tags.push(el("span", { class: "tag bad", title: "the seat has forfeited: the referee's fallback plays its turns" }, "forfeited: fallback"));
+    } else if (step.fault) {
+      tags.push(el("span", { class: "tag bad fault-kind" }, step.fault.kind));
+      if (step.fault.reason) tags.push(el("span", { class: "fault-reason" }, step.fault.reason));
+    }
+    if (typeof step.ms === "number") tags.push(el("span", { class: "ms" }, msText(step.ms)));
+    const a = analysis && analysis.byStep[i];
+    if (a && a.mark) {
+      tags.push(el("span", {
+        class: "tag mark " + a.mark,
+        title: a.mark + ": loses " + a.loss.toFixed(1) + " points of expected margin; best: " + a.best_text,
+      }, MARKS[a.mark] + " " + a.mark));
+    }
+    return tags;
+  }
+
   function renderLog() {
     const log = $("step-log");
     if (log.childElementCount !== doc.steps.length) {
       log.replaceChildren();
       doc.steps.forEach((step, i) => {
         const li = el("li", { "data-i": i, class: "step " + step.kind });
-        li.addEventListener("click", () => go(i + 1));
+        // a button: reachable with Tab, pressed with Enter or Space
+        const b = el("button", { type: "button", class: "step-go" });
+        b.addEventListener("click", () => go(i + 1));
+        li.append(b, el("span", { class: "tags" }));
         log.append(li);
       });
     }
     log.querySelectorAll("li").forEach((li, i) => {
       const step = doc.steps[i];
-      li.textContent = turnLabel(step) + ": " + describe(step);
-      const fallback = byFallback(i);
-      li.classList.toggle("fallback", fallback);
-      if (fallback) li.append(el("span", { class: "tag bad", title: "the seat has forfeited: the referee's fallback plays its turns" }, "forfeited: fallback"));
-      else if (step.fault) li.append(el("span", { class: "tag bad" }, step.fault.kind));
+      li.firstChild.textContent = stepLabel(i) + ": " + describe(step);
+      li.classList.toggle("fallback", byFallback(i));
+      li.lastChild.replaceChildren(...stepTags(step, i));
       li.classList.toggle("done", i < pos);
       li.classList.toggle("current", i === pos - 1);
+      if (i === pos - 1) li.firstChild.setAttribute("aria-current", "step");
+      else li.firstChild.removeAttribute("aria-current");
     });
     const cur = log.querySelector("li.current");
     if (cur) log.scrollTop = Math.max(0, cur.offsetTop - log.clientHeight / 2);
@@ -379,15 +437,82 @@
     $("last-action").textContent = last
       ? describe(last) + (byFallback(s.last) ? " (the fallback's move: this seat has forfeited)" : "")
       : "The cards are dealt.";
-    // the turn of the step just shown, not of the one to come
-    const where = last ? turnLabel(last) : "the deal";
-    $("position").textContent = where + " · step " + pos + " / " + n + (atEnd ? " · game over" : "");
+    // the step just shown (the replay's numbers), not the one to come
+    const where = last ? stepLabel(s.last) : "the deal";
+    $("position").textContent = where + " · " + pos + " / " + n + " steps" + (atEnd ? " · game over" : "");
     $("scrub").value = String(pos);
     renderSeats(s, atEnd);
     if (atEnd) renderScoring(); else $("scoring").hidden = true;
     renderLog();
     root.dataset.pos = String(pos);
     root.dataset.atEnd = atEnd ? "1" : "0";
+    drawEval();
+    // the URL follows the step (a stored replay: a live one follows the game)
+    if (!root.dataset.live) {
+      const url = location.pathname + location.search + (pos ? "#step=" + (pos - 1) : "");
+      if (url !== location.pathname + location.search + location.hash) history.replaceState(null, "", url);
+    }
+  }
+
+  // ------------------------------------------------------------------ analysis
+
+  const SEAT_INK = ["#1f5f8b", "#a33b20", "#5b3f99", "#2f6f3e", "#8a5a00"];
+
+  // The evaluation over the game (each analysed seat's expected final margin after its
+  // decisions, as lichess draws it), with the marks, and a line at the step shown.
+  function drawEval() {
+    const box = $("eval");
+    if (!box || !analysis || !analysis.decisions.length) return;
+    const W = 600, H = 120, PAD = 6;
+    const n = Math.max(1, doc.steps.length);
+    const vals = analysis.decisions.map((d) => d.value_taken);
+    const top = Math.max(1, ...vals.map(Math.abs));
+    const x = (i) => PAD + (i / n) * (W - 2 * PAD);
+    const y = (v) => H / 2 - (v / top) * (H / 2 - PAD);
+    const g = svg("svg", { viewBox: "0 0 " + W + " " + H, class: "eval-svg", role: "img",
+      "aria-label": "expected final margin after each analysed decision" });
+    g.append(svg("line", { x1: 0, x2: W, y1: H / 2, y2: H / 2, class: "eval-zero" }));
+    analysis.seats.forEach((st, k) => {
+      const ds = analysis.decisions.filter((d) => d.seat === st.seat);
+      const ink = SEAT_INK[k % SEAT_INK.length];
+      g.append(svg("polyline", { points: ds.map((d) => x(d.step + 1) + "," + y(d.value_taken)).join(" "), fill: "none", stroke: ink, "stroke-width": 2 }));
+      ds.filter((d) => d.mark).forEach((d) => {
+        const dot = svg("circle", { cx: x(d.step + 1), cy: y(d.value_taken), r: d.mark === "blunder" ? 5 : 4, class: "eval-mark " + d.mark });
+        dot.append(svg("title", {}, stepLabel(d.step) + ": " + d.mark + " (" + d.loss.toFixed(1) + ")"));
+        g.append(dot);
+      });
+    });
+    g.append(svg("line", { x1: x(pos), x2: x(pos), y1: 0, y2: H, class: "eval-now" }));
+    g.addEventListener("click", (e) => {
+      const r = g.getBoundingClientRect();
+      go(Math.round(((e.clientX - r.left) / r.width * W - PAD) / (W - 2 * PAD) * n));
+    });
+    const legend = el("p", { class: "eval-legend" });
+    analysis.seats.forEach((st, k) => {
+      const key = el("span", { class: "eval-key" });
+      key.append(el("span", { class: "dot", background: SEAT_INK[k % SEAT_INK.length] }),
+        document.createTextNode(" " + seatName(st.seat) + ": accuracy " + st.accuracy.toFixed(1) + "%, expected loss " +
+          st.total_loss.toFixed(1) + " points (" + st.inaccuracies + " inaccuracies, " + st.mistakes + " mistakes, " + st.blunders + " blunders)"));
+      legend.append(key);
+    });
+    box.querySelector(".eval-plot").replaceChildren(g);
+    box.querySelector(".eval-legend-box").replaceChildren(legend);
+    box.hidden = false;
+  }
+
+  function loadAnalysis(url) {
+    fetch(url, { credentials: "same-origin" })
+      .then((resp) => (resp.ok ? resp.json() : null))
+      .then((body) => {
+        if (!body || body.status !== "done" || !body.analysis) return;
+        const a = body.analysis;
+        a.byStep = {};
+        (a.decisions || []).forEach((d) => { a.byStep[d.step] = d; });
+        analysis = a;
+        root.dataset.analysed = "1";
+        render();
+      })
+      .catch(() => {}); // no analysis: the viewer works without one
   }
 
   // ------------------------------------------------------------------ navigation
@@ -427,7 +552,7 @@
         timer = setInterval(() => {
           if (pos >= doc.steps.length) actions.play();
           else go(pos + 1);
-        }, 450);
+        }, BASE_MS / Number($("speed").value || 1));
       }
       $("play").classList.toggle("on", !!timer);
       $("play").textContent = timer ? "pause" : "play";
@@ -436,9 +561,14 @@
 
   root.querySelectorAll("[data-act]").forEach((b) => b.addEventListener("click", () => doc && actions[b.dataset.act]()));
   $("scrub").addEventListener("input", (e) => doc && go(Number(e.target.value)));
+  $("speed").addEventListener("change", () => {
+    if (timer) { actions.play(); actions.play(); } // restart at the new pace
+  });
   document.addEventListener("keydown", (e) => {
     if (!doc || e.target.tagName === "INPUT" || e.target.tagName === "SELECT") return;
     const key = e.key;
+    // Space and Enter press the focused button or link, as everywhere else
+    if ((key === " " || key === "Enter") && e.target.closest && e.target.closest("button, a, summary, [role=button]")) return;
     let act = null;
     if (key === "ArrowRight") act = e.shiftKey ? "nextTurn" : "next";
     else if (key === "ArrowLeft") act = e.shiftKey ? "prevTurn" : "prev";
@@ -514,6 +644,7 @@
   function startLive(url) {
     let games = {};
     let shown = null;
+    let moved = false;
     const select = $("live-game");
     const status = $("live-status");
 
@@ -550,7 +681,7 @@
       if (ev.type === "game") {
         const follow = following();
         games[ev.game] = liveDoc(ev);
-        select.append(el("option", { value: String(ev.game) }, "Game " + (ev.game + 1)));
+        select.append(el("option", { value: String(ev.game) }, "Game " + ev.game));
         select.hidden = select.options.length < 2;
         if (shown === null || (follow && ev.game > shown)) show(ev.game, true);
       } else if (ev.type === "step") {
@@ -558,6 +689,12 @@
         if (!d) return;
         const follow = following();
         d.steps.push(ev.step);
+        if (!moved) {
+          moved = true; // the badge says LIVE from the first move on, not before
+          status.textContent = "live";
+          status.classList.add("on");
+          root.dataset.started = "1";
+        }
         if (ev.game !== shown) return;
         snaps.push(applyStep(snaps[snaps.length - 1], ev.step, d.steps.length - 1));
         $("scrub").max = String(d.steps.length);
@@ -570,12 +707,16 @@
         if (ev.game === shown) go(following() ? d.steps.length : pos);
       } else if (ev.type === "end") {
         status.textContent = "over";
+        status.classList.remove("on");
         setNotice("The match is over (" + ev.status + "); its result is being recorded.");
       }
       root.dataset.events = String(Number(root.dataset.events || 0) + 1);
     });
     source.addEventListener("reset", () => {
       games = {};
+      moved = false;
+      status.textContent = "waiting for the first move";
+      status.classList.remove("on");
       shown = null;
       select.replaceChildren();
       select.hidden = true;
@@ -585,6 +726,7 @@
       source.close();
       const over = JSON.parse(msg.data).status;
       status.textContent = over;
+      status.classList.remove("on");
       root.dataset.over = over;
       if (over === "finished") {
         setNotice("The match is over: loading its replays.");
@@ -596,13 +738,18 @@
     source.addEventListener("error", () => {
       if (source.readyState === EventSource.CONNECTING) status.textContent = "reconnecting";
     });
-    source.addEventListener("open", () => { status.textContent = "live"; });
+    source.addEventListener("open", () => { status.textContent = moved ? "live" : "waiting for the first move"; });
   }
 
   if (root.dataset.live) {
     startLive(root.dataset.live);
     return;
   }
+
+  window.addEventListener("hashchange", () => {
+    const m = /step=(\d+)/.exec(location.hash);
+    if (doc && m) go(Number(m[1]) + 1);
+  });
 
   const initialSeat = root.dataset.seat === "" ? null : Number(root.dataset.seat);
   load(initialSeat)
@@ -618,8 +765,9 @@
           : "This game is not over: only public information is shown.");
       }
       const m = /step=(\d+)/.exec(location.hash);
-      go(m ? Number(m[1]) : 0);
+      go(m ? Number(m[1]) + 1 : 0);
       root.classList.add("ready");
+      if (root.dataset.analysis) loadAnalysis(root.dataset.analysis);
     })
     .catch((err) => {
       $("position").textContent = "";
