@@ -55,6 +55,10 @@ def run_sprt_batch(test_id: str, batch: int) -> dict[str, Any]:
             return {"test": test_id, "batch": batch, "played": False, "reason": "test over"}
         played = record_batch(r, test_id, batch, scores)
     after = advance(r, test_id)
+    if test.author:
+        from .authors import after_batch
+
+        after_batch(r, after)
     successor = _hand_on(r, after or test, batch, settings)
     log.info(
         "sprt %s batch %d: %s; successor %s",
@@ -111,6 +115,10 @@ def _play_batch(
                 f"{outcome.status} after {len(outcome.games)} of {games} games: "
                 f"{outcome.reason or '-'}"
             )
+        if test.author:  # an author's test links its games (sprt/authors.py)
+            from .authors import record_match
+
+            record_match(r, test, batch, seating, versions, outcome, settings.output_cap)
         for game in outcome.games:
             scores[game.game_index].append(new_score(order, game.result.ranks))
         log.info(
@@ -142,5 +150,9 @@ def on_sprt_failure(
     log.warning("sprt %s batch %s: failed: %s", test_id, batch, reason)
     record_failure(connection, test, int(batch), reason)
     after = advance(connection, test_id)
+    if test.author:
+        from .authors import after_batch
+
+        after_batch(connection, after)
     if after is not None and after.status is TestStatus.RUNNING:
         _hand_on(connection, after, int(batch), WorkerSettings.from_env())

@@ -101,6 +101,9 @@ class LeagueTest:
     reason: str
     created: float
     finished: float | None
+    author: str = ""
+    """The author who made the test (its batches go to the tests queue as the author's units,
+    :mod:`.authors`); "" for the operator's (the league queue)."""
 
     @property
     def batches(self) -> int | None:
@@ -158,6 +161,7 @@ def create_test(
     per_decision_ms: int = DEFAULT_PER_DECISION_MS,
     bank_ms: int = DEFAULT_BANK_MS,
     faults_to_forfeit: int = DEFAULT_FAULTS_TO_FORFEIT,
+    author: str = "",
 ) -> LeagueTest:
     """Store a test of versions ``new`` against ``old`` (names, ``NAME@PREFIX`` or ids) and
     enqueue its first ``window`` batches. Raises :class:`~arboretum_worker.league.LeagueError`
@@ -187,6 +191,7 @@ def create_test(
         reason="",
         created=time.time(),
         finished=None,
+        author=author,
     )
     first = window if test.batches is None else min(window, test.batches)
     keys = [
@@ -198,6 +203,9 @@ def create_test(
     args: list[str | int] = [test.id, new_id, old_id, _config_json(test), repr(test.created), first]
     if not int(r.register_script(_CREATE)(keys=keys, args=args)):
         raise LeagueError(f"a test {test.id} exists already")  # 48 random bits: never
+    if author:
+        r.hset(store.Keys.sprt(test.id), "author", author)
+        r.zadd(store.Keys.author_tests(author), {test.id: test.created})
     for index in range(first):
         enqueue_batch(r, test, index, worker_settings)
     return test
@@ -241,6 +249,7 @@ def get_test(r: redis.Redis, test_id: str) -> LeagueTest | None:
         reason=text("reason"),
         created=float(text("created")),
         finished=float(finished) if finished else None,
+        author=text("author"),
     )
 
 
@@ -277,6 +286,20 @@ def enqueue_batch(r: redis.Redis, test: LeagueTest, batch: int, settings: Worker
     tc = test.time_control
     # Two matches of ``batch`` games each, one after the other.
     timeout = 2 * job_timeout(2, test.batch_pairs(batch), tc.per_decision_ms, tc.bank_ms)
+    if test.author:  # the author's unit, released in turn with every other author's
+        from ..queues import QueueKind
+        from ..units import UnitSpec, submit
+
+        unit = UnitSpec(
+            id=job_id,
+            func=f"{__package__}.jobs.run_sprt_batch",
+            args=(test.id, int(batch)),
+            matches=2,
+            timeout=timeout,
+            description=f"sprt {test.id}: batch {batch}",
+            on_failure=f"{__package__}.jobs.on_sprt_failure",
+        )
+        return submit(r, test.author, QueueKind.TESTS, [unit], settings, force=True) > 0
     # By name: the job module imports this one.
     Queue(settings.queue, connection=r).enqueue(
         f"{__package__}.jobs.run_sprt_batch",
