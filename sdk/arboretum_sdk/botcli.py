@@ -153,12 +153,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     from . import grpc_setup
     from .errors import BotLoadError
     from .loader import load_bot
+    from .output import take_framing
     from .stdio.child import StdioBot
     from .stdio.guard import hide_argument
 
     # gRPC loads now, with its transport settings; the bot's code (and a line-protocol bot's
     # command) then sees the environment it was started with, without them.
     grpc_setup.settle()
+    # The output markers' nonce leaves the environment before the bot's code (or its command) can
+    # read it (arboretum_sdk.output).
+    take_framing()
 
     token = _token(args)
     if token is None:

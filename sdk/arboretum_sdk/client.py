@@ -30,6 +30,10 @@ referee record a ``MALFORMED`` fault with its message at once (``malformed_reaso
 :class:`BotCrashed` to stop as ``exit_on_error`` does: the line-protocol bridge
 (:mod:`arboretum_sdk.stdio`) uses the three; none is logged with a traceback.
 
+**Output per decision.** Under the arena each decision request (and each fault notice) is
+handled inside :func:`arboretum_sdk.output.framed`: what the bot prints meanwhile is framed by
+marker lines naming the decision, so that the league stores it beside the replay's step.
+
 **Before the match starts.** A stream that ends with ``CANCELLED`` or ``UNAVAILABLE`` before
 ``MatchStart`` never reached the match (a referee under load may cancel calls it has not picked up
 yet): the client opens it again, with backoff, for up to ``connect_timeout`` seconds.
@@ -70,6 +74,7 @@ from .errors import (
     Unanswered,
 )
 from .info import MatchEnd, MatchStatus
+from .output import framed
 
 if TYPE_CHECKING:
     from .wire import EventDecoder
@@ -349,11 +354,13 @@ def _handle(
                 logger.info("%sgame %d starts", session.prefix, game.game_index)
                 _hook(bot.on_game_start, game, session)
         elif which == "decision_request":
-            _decide(message.decision_request, session, outbox, call, exit_on_error)
+            with framed(message.decision_request.decision_number):
+                _decide(message.decision_request, session, outbox, call, exit_on_error)
         elif which == "fault_notice":
             notice = wire.fault_notice_from_pb(message.fault_notice)
-            logger.warning("%s%s", session.prefix, notice)
-            _hook(bot.on_fault, notice, session)
+            with framed(notice.decision_number):
+                logger.warning("%s%s", session.prefix, notice)
+                _hook(bot.on_fault, notice, session)
         elif which == "game_end":
             end = wire.game_end_from_pb(message.game_end, session.decoder)
             session.history.extend(end.events)

@@ -18,7 +18,7 @@ from starlette.routing import Route
 from arboretum_worker import registry, replays, store
 from arboretum_worker.board import PROVISIONAL_HALF_WIDTH
 
-from . import author_api, live, queries, sprt
+from . import author_api, live, queries, sprt, stepoutput
 from .config import default_check
 from .identity import required_author
 from .ladder import ladder_json
@@ -346,5 +346,6 @@ def routes() -> list[Route]:
         Route("/matches/{match_id}/seats/{seat:int}/faults", seat_faults),
         Route("/sprt", sprt_tests),
         Route("/sprt/{test_id}", sprt_test),
+        *stepoutput.routes(),
         *author_api.routes(submit),
     ]

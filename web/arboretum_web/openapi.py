@@ -264,6 +264,15 @@ def _match_paths() -> dict[str, Any]:
             404,
             secured=True,
         ),
+        "/api/v1/matches/{match_id}/games/{game}/seats/{seat}/output": _get(
+            "What the seat's bot printed during each of its steps of the game (its author only)",
+            [MATCH_P, GAME_P, SEAT_P, _param("download", "query", BOOL, "as an attachment")],
+            _ok("the output per step", ref("StepOutput")),
+            401,
+            403,
+            404,
+            secured=True,
+        ),
     }
 
 

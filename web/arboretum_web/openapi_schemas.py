@@ -506,6 +506,28 @@ def schemas() -> dict[str, Any]:
             }
         ),
         "Log": closed({"match": STR, "seat": COUNT, "log": STR}),
+        "StepOutput": closed(
+            {
+                "match": STR,
+                "game": COUNT,
+                "seat": COUNT,
+                "stored": BOOL,
+                "caps": closed({"decision_lines": COUNT, "game_lines": COUNT, "line_chars": COUNT}),
+                "steps": array(
+                    closed(
+                        {
+                            "step": COUNT,
+                            "turn": INT,
+                            "kind": STR,
+                            "lines": array(STR),
+                            "dropped": COUNT,
+                        }
+                    )
+                ),
+                "between": array(STR),
+                "dropped": COUNT,
+            }
+        ),
         "Faults": closed(
             {
                 "match": STR,

@@ -21,8 +21,10 @@ result, the replays and the logs are stored first, and a hand back that came mea
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -33,8 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from arboretum_sdk.bot import COMPUTE_ENV
+from arboretum_sdk.output import OUTPUT_ENV
 
-from . import replays, store
+from . import botoutput, replays, store
 from .live import LivePublisher
 from .play import (
     SOCKET_NAME,
@@ -43,6 +46,7 @@ from .play import (
     PlayedMatch,
     SeatPlan,
     WorkerStopping,
+    capped_output,
     run_play_match,
 )
 from .sandbox.capture import MARKER_ROOM
@@ -271,6 +275,7 @@ def _play(
     bot_dirs = []
     for seat, vid in enumerate(versions):
         bot_dirs.append(bot_entry(materialise(r, vid, match_dir / "bots" / f"seat{seat}")))
+    nonces = [secrets.token_hex(8) for _ in versions]  # the output markers' (botoutput.py)
 
     def start_bot(
         seat: int, seat_plan: SeatPlan, socket_path: Path, token: str, log_path: Path
@@ -281,10 +286,10 @@ def _play(
             token=token,
             log_path=log_path,
             name=f"{plan.match_id}-seat{seat}",
-            env={COMPUTE_ENV: compute},
+            env={COMPUTE_ENV: compute, OUTPUT_ENV: nonces[seat]},
         )
 
-    return run_play_match(
+    played = run_play_match(
         plan,
         match_dir,
         start_bot,
@@ -293,6 +298,8 @@ def _play(
         # Live events are dropped in a Redis outage, never delayed or sent twice.
         live=LivePublisher(without_retry(r), plan.match_id) if publish else None,
     )
+    played.output_nonces = nonces
+    return played
 
 
 def _notify_faults(r: Any, result: store.MatchResult, replay_docs: list[str]) -> None:
@@ -312,7 +319,13 @@ def _store_artifacts(
     replays.drop_replays(r, match_id)
     for game, replay in zip(outcome.games, outcome.replays, strict=False):
         replays.save_replay(r, match_id, game.game_index, replay)
+    steps = botoutput.decision_steps([json.loads(doc) for doc in outcome.replays])
     for seat, text in enumerate(outcome.outputs):
+        nonce = outcome.output_nonces[seat] if seat < len(outcome.output_nonces) else ""
+        if nonce and seat < len(outcome.raw_outputs):
+            split = botoutput.split_output(outcome.raw_outputs[seat], nonce, steps, seat)
+            botoutput.save_output(r, match_id, seat, split.doc)
+            text = capped_output(split.log, cap)
         # The output is capped already, with the truncation marker past the cap: keep it whole.
         replays.set_bot_log(r, match_id, seat, text.encode("utf-8"), cap=cap + MARKER_ROOM)
 

@@ -32,6 +32,8 @@ Layout (``{x}`` is an id; names and ids never contain ``:``)::
     arena:result:{match_id}             string the match result (JSON), written once (SET NX)
     arena:replay:{match_id}             hash   game index -> replay JSON, zlib-compressed
     arena:log:{match_id}:{seat}         string the seat's bot log (stderr), capped
+    arena:output:{match_id}:{seat}      string the seat's output per decision: JSON, zlib
+                                               (botoutput.py), owner-only like the log
     arena:live:{match_id}               stream the running match's public events (live.py),
                                                written while someone watches it, expiring
     arena:live-watched:{match_id}       string someone watches the match (the web, while it
@@ -143,6 +145,7 @@ class Keys:
     RESULT: ClassVar[str] = PREFIX + "result:"
     REPLAY: ClassVar[str] = PREFIX + "replay:"
     LOG: ClassVar[str] = PREFIX + "log:"
+    OUTPUT: ClassVar[str] = PREFIX + "output:"
     ELO: ClassVar[str] = PREFIX + "elo:"
     SPRTS: ClassVar[str] = PREFIX + "sprts"
     SPRT: ClassVar[str] = PREFIX + "sprt:"
@@ -244,6 +247,11 @@ class Keys:
     @classmethod
     def bot_log(cls, match_id: str, seat: int) -> str:
         return cls.key_for(cls.LOG, match_id) + f":{int(seat)}"
+
+    @classmethod
+    def bot_output(cls, match_id: str, seat: int) -> str:
+        """A seat's output per decision (:mod:`arboretum_worker.botoutput`)."""
+        return cls.key_for(cls.OUTPUT, match_id) + f":{int(seat)}"
 
     @classmethod
     def live(cls, match_id: str) -> str:

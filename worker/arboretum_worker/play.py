@@ -42,6 +42,7 @@ __all__ = [
     "PlayedMatch",
     "SeatPlan",
     "WorkerStopping",
+    "capped_output",
     "play_match",
     "run_play_match",
     "stop_match",
@@ -55,6 +56,9 @@ SOCKET_NAME = "referee.sock"
 POLL_INTERVAL_S = 0.05
 # How long the referee waits for every seat to connect before starting anyway (absent seats fault).
 START_TIMEOUT_MS = 60_000
+RAW_OUTPUT_CAP = 16 * 1024 * 1024
+"""A seat's raw output is held to the sandbox's own cap (``output_bytes``); this is only a
+backstop for a runner that keeps more."""
 
 
 class MatchError(RuntimeError):
@@ -114,6 +118,11 @@ class PlayedMatch:
     seat, ``seed``, ``game_index``."""
     replays: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
+    raw_outputs: list[str] = field(default_factory=list)
+    """Each seat's output as the sandbox kept it (its own cap), with the SDK's decision markers:
+    split per decision by :mod:`.botoutput`."""
+    output_nonces: list[str] = field(default_factory=list)
+    """Each seat's nonce of the SDK's decision markers (``ARENA_OUTPUT_NONCE``), or none."""
     seconds: float = 0.0
     """The whole job's part: the referee's start to its stop."""
     games_seconds: float = 0.0
@@ -192,6 +201,7 @@ async def play_match(
             await live.stop(0.5 if _stopping.is_set() else 5.0)
         await runner.stop(1.0)
     played.outputs = seats.outputs(output_cap)
+    played.raw_outputs = seats.outputs(RAW_OUTPUT_CAP)
     played.seconds = time.monotonic() - started
     return played
 
@@ -271,7 +281,7 @@ class _Seats:
     def outputs(self, cap: int) -> list[str]:
         """Each seat's output (its exited processes' first), capped."""
         return [
-            _capped(
+            capped_output(
                 "".join(f"{text}\n{_RESTART_NOTE}\n" for text in self.retired[seat])
                 + _output_of(bot),
                 cap,
@@ -331,7 +341,7 @@ def _output_of(bot: Any) -> str:
     return str(text or "")
 
 
-def _capped(text: str, cap: int) -> str:
+def capped_output(text: str, cap: int) -> str:
     """At most ``cap`` bytes of ``text`` and the truncation marker. A runner's capture keeps
     ``cap`` bytes and adds the same marker itself; that output is left as it is."""
     data = text.encode("utf-8")

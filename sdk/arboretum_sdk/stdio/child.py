@@ -13,7 +13,9 @@ messages built by :mod:`arboretum_sdk.stdio.lines`).
   turn: that is a ``malformed`` fault on this request. A late answer (to a request whose time
   ran out, or that faulted) is dropped with a line in the log.
 - **Stderr** is copied to this process's stderr by a thread of its own, up to ``stderr_cap``
-  bytes, then read and dropped: the child never blocks on it.
+  bytes, then read and dropped: the child never blocks on it. What the child wrote before it
+  answered is copied before the answer goes back (:mod:`.stderr`), so the league ties it to that
+  decision (:mod:`arboretum_sdk.output`).
 - **A bad line** raises :class:`~arboretum_sdk.errors.RefusedAnswer` with the protocol's reason
   (the client sends it as ``malformed_reason``; the bot's text stays in this log); **no answer
   in time** raises :class:`~arboretum_sdk.errors.Unanswered` (the referee times it out); **the
@@ -50,8 +52,10 @@ from arboretum import Decision, DecisionKind, GameResult, SeatView
 from ..bot import Bot
 from ..errors import BotCrashed, BotLoadError, RefusedAnswer, Unanswered
 from ..info import FaultNotice, GameEnd, GameInfo, MatchEnd, MatchInfo
+from ..output import OUTPUT_ENV
 from . import lines
 from .guard import close_memory
+from .stderr import StderrCopier
 
 __all__ = [
     "GRACE_S",
@@ -116,6 +120,7 @@ class StdioBot(Bot):
             self.name = name
         base = dict(os.environ if env is None else env)
         base.pop(TOKEN_ENV, None)
+        base.pop(OUTPUT_ENV, None)
         node_heap_option(base)
         self._env = base
         self.stderr_cap = stderr_cap
@@ -136,6 +141,7 @@ class StdioBot(Bot):
         self._asked: dict[int, str] = {}
         self._threads: list[threading.Thread] = []
         self._stderr_copier: threading.Thread | None = None
+        self._stderr: StderrCopier | None = None
         self.lines_read = 0
 
     # ------------------------------------------------------------------ the child
@@ -174,7 +180,8 @@ class StdioBot(Bot):
         self._stdout = proc.stdout.fileno()
         os.set_blocking(self._stdin, False)
         os.set_blocking(self._stdout, False)
-        for target, what in ((self._copy_stderr, "stderr"), (self._wait_child, "wait")):
+        self._stderr = StderrCopier(proc.stderr.fileno(), self.stderr_cap)
+        for target, what in ((self._stderr.run, "stderr"), (self._wait_child, "wait")):
             thread = threading.Thread(target=target, name=f"arena-stdio-{what}", daemon=True)
             thread.start()
             self._threads.append(thread)
@@ -239,34 +246,6 @@ class StdioBot(Bot):
         log.error("%s", reason)
         if self.on_exit is not None:
             self.on_exit(reason)
-
-    def _copy_stderr(self) -> None:
-        proc = self._proc
-        assert proc is not None and proc.stderr is not None
-        fd = proc.stderr.fileno()
-        copied = dropped = 0
-        while True:
-            try:
-                chunk = os.read(fd, _READ)
-            except OSError:
-                break
-            if not chunk:
-                break
-            if copied < self.stderr_cap:
-                part = chunk[: self.stderr_cap - copied]
-                _write_all(2, part)
-                copied += len(part)
-                dropped += len(chunk) - len(part)
-                if copied >= self.stderr_cap:
-                    _write_all(
-                        2,
-                        f"\n[arena: the bot's stderr is cut at {self.stderr_cap} bytes; "
-                        "the rest is dropped]\n".encode(),
-                    )
-            else:
-                dropped += len(chunk)
-        if dropped:
-            _write_all(2, f"[arena: {dropped} bytes of the bot's stderr dropped]\n".encode())
 
     # ------------------------------------------------------------------ writing
 
@@ -394,6 +373,8 @@ class StdioBot(Bot):
                 raise RefusedAnswer(_OUT_OF_TURN)
             return self._answer(number, view, clock.deadline + GRACE_S, clock.limit_ms)
         finally:
+            if self._stderr is not None:  # the child's lines so far belong to this decision
+                self._stderr.sync()
             self._asking = False
             proc = self._proc
             if proc is not None and proc.poll() is not None and not self._closing:
@@ -548,15 +529,3 @@ def _describe(raw: bytes | _Overlong) -> str:
         return f"a line of {raw.size}+ bytes starting {raw.start!r}"
     text = raw[:200].decode("utf-8", "replace")
     return repr(text) + ("..." if len(raw) > 200 else "")
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        try:
-            n = os.write(fd, view)
-        except InterruptedError:
-            continue
-        except OSError:
-            return
-        view = view[n:]
