@@ -33,6 +33,10 @@ class DecisionKind(StrEnum):
     GAME_OVER = "game-over"
 
 
+# The decision due as the engine's internal int (a phase), in DecisionKind's order.
+FIRST, SECOND, PLAY, OVER = 0, 1, 2, 3
+
+
 @dataclass(frozen=True, slots=True)
 class Draw:
     """Draw one card: from the deck (``source == DECK``) or the top of seat ``source``'s pile."""

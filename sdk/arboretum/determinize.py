@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import random
 
-from .decisions import DecisionKind
+from .decisions import FIRST, OVER, PLAY, SECOND, DecisionKind
 from .errors import DeterminizationError
 from .grid import STRIDE, pack
-from .state import FIRST, OVER, PLAY, SECOND, GameState
+from .state import GameState
 from .views import SeatView, use_determinizer
 
 __all__ = ["determinize"]

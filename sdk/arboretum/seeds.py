@@ -8,12 +8,13 @@ import hashlib
 import random
 from collections.abc import Sequence
 
-from .cards import ALL_CARDS, Species
+from .cards import ALL_CARDS, Card, Species
 from .errors import ConfigError
 
 __all__ = [
     "SEED_BITS",
     "SPECIES_PER_PLAYER_COUNT",
+    "check_deck",
     "check_seed",
     "deal_from_seed",
     "derive_bot_seed",
@@ -22,6 +23,8 @@ __all__ = [
 ]
 
 SPECIES_PER_PLAYER_COUNT = {2: 6, 3: 8, 4: 10}
+SEATS = tuple(tuple(range(players)) for players in range(max(SPECIES_PER_PLAYER_COUNT) + 1))
+"""The seat numbers of a game, indexed by the player count."""
 SEED_BITS = 64
 _SPECIES = tuple(Species)
 """The species by index."""
@@ -111,3 +114,23 @@ def _shuffle(rng: random.Random, x: list[int]) -> None:
         while j >= n:
             j = getrandbits(k)
         x[i], x[j] = x[j], x[i]
+
+
+def check_deck(
+    players: int, species: Sequence[Species], deck: Sequence[Card]
+) -> tuple[Species, ...]:
+    """``species`` as a tuple if ``deck`` deals a game of ``players``: each card of the species in
+    play exactly once, as many species as the player count plays with; raises ConfigError
+    otherwise."""
+    if players not in SPECIES_PER_PLAYER_COUNT:
+        raise ConfigError(f"Arboretum is played by 2, 3 or 4 players, not {players!r}")
+    species = tuple(species)
+    expected = sorted(s.index * 8 + v for s in species for v in range(8))
+    if sorted(c.id for c in deck) != expected or len(set(species)) != len(species):
+        raise ConfigError("the deck must hold each card of the species in play exactly once")
+    if len(species) != SPECIES_PER_PLAYER_COUNT[players]:
+        raise ConfigError(
+            f"{players} players play with {SPECIES_PER_PLAYER_COUNT[players]} species, "
+            f"got {len(species)}"
+        )
+    return species

@@ -16,18 +16,25 @@ the deck are lists with the top at the end.
 from __future__ import annotations
 
 import random
-from bisect import insort
 from collections.abc import Sequence
 from itertools import compress
 
 from .cards import ALL_CARDS, Card, Species
-from .decisions import DECK, Decision, DecisionKind, Draw, Play
-from .errors import ConfigError, IllegalDecisionError, NotationError, Rule
+from .decisions import DECK, FIRST, OVER, PLAY, SECOND, Decision, DecisionKind, Draw, Play
+from .errors import IllegalDecisionError, NotationError, Rule
 from .events import LOG_DRAW, LOG_FORFEIT, LOG_PLAY, Event, events_from_log
-from .grid import BITS, LIMIT, OFFSET, ORIGIN, STRIDE, Arboretum, pack, unpack
-from .legal import LegalDecisions
+from .grid import ORIGIN, STRIDE, Arboretum, pack
+from .legal import LegalDecisions, check_draw, check_play
+from .playout import play_out
 from .scoring import GameResult, score_game
-from .seeds import SPECIES_PER_PLAYER_COUNT, derive_bot_seed, derive_game_seed, seeded_deck
+from .seeds import (
+    SEATS,
+    SPECIES_PER_PLAYER_COUNT,
+    check_deck,
+    derive_bot_seed,
+    derive_game_seed,
+    seeded_deck,
+)
 from .views import SeatView
 
 __all__ = [
@@ -41,11 +48,6 @@ __all__ = [
 HAND_SIZE = 7
 _SPECIES = tuple(Species)
 """The species by index."""
-_BIT_LENGTH = tuple(n.bit_length() for n in range(4 * len(ALL_CARDS)))
-"""``n.bit_length()`` for any count of options in a game: the bits ``rng.randrange(n)`` draws."""
-
-# Phases (internal ints; DecisionKind is the public form).
-FIRST, SECOND, PLAY, OVER = 0, 1, 2, 3
 _KINDS = (
     DecisionKind.FIRST_DRAW,
     DecisionKind.SECOND_DRAW,
@@ -53,8 +55,6 @@ _KINDS = (
     DecisionKind.GAME_OVER,
 )
 _PLAY_KIND = DecisionKind.PLAY  # a module constant is cheaper to look up than an enum member
-_SEATS = tuple(tuple(range(players)) for players in range(max(SPECIES_PER_PLAYER_COUNT) + 1))
-"""The seat numbers of a game, indexed by the player count."""
 
 
 class GameState:
@@ -126,17 +126,7 @@ class GameState:
     ) -> GameState:
         """A new game dealt from ``deck`` (top first): 7 cards to each seat, one at a time in seat
         order, starting with seat 0. The rest is the draw pile."""
-        if players not in SPECIES_PER_PLAYER_COUNT:
-            raise ConfigError(f"Arboretum is played by 2, 3 or 4 players, not {players!r}")
-        species = tuple(species)
-        expected = sorted(s.index * 8 + v for s in species for v in range(8))
-        if sorted(c.id for c in deck) != expected or len(set(species)) != len(species):
-            raise ConfigError("the deck must hold each card of the species in play exactly once")
-        if len(species) != SPECIES_PER_PLAYER_COUNT[players]:
-            raise ConfigError(
-                f"{players} players play with {SPECIES_PER_PLAYER_COUNT[players]} species, "
-                f"got {len(species)}"
-            )
+        species = check_deck(players, species, deck)
         return cls._deal(players, sorted(s.index for s in species), [c.id for c in deck], seed)
 
     @classmethod
@@ -321,7 +311,7 @@ class GameState:
 
     def _sources(self) -> tuple[int, ...]:
         """The draw sources, in order: the deck if it has cards, then each non-empty pile."""
-        piles = compress(_SEATS[self.players], self._piles)
+        piles = compress(SEATS[self.players], self._piles)
         return (DECK, *piles) if self._deck else tuple(piles)
 
     def result(self) -> GameResult:
@@ -331,91 +321,41 @@ class GameState:
         return score_game(self)
 
     def fallback_decision(self) -> Decision:
-        """The documented decision the referee applies for a seat that faulted or forfeited.
-
-        A draw takes the deck if it has cards, else the lowest-numbered non-empty discard pile. A
-        play puts the lowest card of the hand (species order, then value) on the first legal cell
-        in (x, y) order and discards the lowest remaining card.
+        """The documented decision the referee applies for a seat that faulted or forfeited
+        (:meth:`LegalDecisions.fallback`): a draw takes the deck if it has cards, else the
+        lowest-numbered non-empty discard pile; a play puts the lowest card of the hand (species
+        order, then value) on the first legal cell in (x, y) order and discards the lowest
+        remaining card.
         """
-        phase = self._phase
-        if phase == OVER:
+        if self._phase == OVER:
             raise IllegalDecisionError(Rule.GAME_OVER)
-        if phase != PLAY:
-            return Draw(self._sources()[0])
-        legal = self.legal_decisions()
-        hand = legal.hand
-        card = ALL_CARDS[hand[0]]
-        discard = ALL_CARDS[hand[1]] if self._discard_required else None
-        return Play(card, unpack(legal.cells[0]), discard)
+        return self.legal_decisions().fallback()
 
     # ----------------------------------------------------------------- moving
 
     def apply(self, decision: Decision) -> Card | None:
         """Validate and apply a decision for the seat due; returns the card drawn (None for a play).
 
-        Raises :class:`IllegalDecisionError` naming the rule broken.
+        Raises :class:`IllegalDecisionError` naming the rule broken (the checks of
+        :mod:`arboretum.legal`).
         """
         phase = self._phase
         if phase == OVER:
             raise IllegalDecisionError(Rule.GAME_OVER)
         if type(decision) is Draw:
-            if phase == PLAY:
-                raise IllegalDecisionError(Rule.WRONG_DECISION, "a play is due, not a draw")
             source = decision.source
-            if source == DECK:
-                if not self._deck:
-                    raise IllegalDecisionError(Rule.EMPTY_SOURCE, "the deck is empty")
-            elif type(source) is not int or not 0 <= source < self.players:
-                raise IllegalDecisionError(
-                    Rule.NO_SUCH_PILE, f"pile {source!r} (seats are 0 to {self.players - 1})"
-                )
-            elif not self._piles[source]:
-                raise IllegalDecisionError(
-                    Rule.EMPTY_SOURCE, f"the discard pile of seat {source} is empty"
-                )
+            check_draw(phase, source, self.players, self._deck, self._piles)
             return ALL_CARDS[self._draw(source)]
         if type(decision) is Play:
-            if phase != PLAY:
-                raise IllegalDecisionError(Rule.WRONG_DECISION, "a draw is due, not a play")
-            card, cell, discard = decision.card, decision.cell, decision.discard
-            if not isinstance(card, Card) or not isinstance(cell, tuple) or len(cell) != 2:
-                raise NotationError("a play needs a Card and a Cell")
             seat = self._seat
-            hand = self._hands[seat]
-            cid = card.id
-            if cid not in hand:
-                raise IllegalDecisionError(Rule.CARD_NOT_IN_HAND, f"{card} is not in your hand")
-            x, y = cell
-            if type(x) is not int or type(y) is not int:
-                raise NotationError(f"cell coordinates must be integers, got {cell!r}")
-            arb = self._arbs[seat]
-            if not arb:
-                if x != 0 or y != 0:
-                    raise IllegalDecisionError(Rule.FIRST_CARD_AT_ORIGIN, f"got {x},{y}")
-                p = ORIGIN
-            else:
-                # in_range(x, y), then pack(x, y), inlined
-                if not (-LIMIT <= x <= LIMIT and -LIMIT <= y <= LIMIT):
-                    raise IllegalDecisionError(Rule.CELL_NOT_ADJACENT, f"cell {x},{y}")
-                p = ((x + OFFSET) << BITS) | (y + OFFSET)
-                if p in arb:
-                    raise IllegalDecisionError(Rule.CELL_OCCUPIED, f"cell {x},{y}")
-                if p not in self._frontier[seat]:
-                    raise IllegalDecisionError(Rule.CELL_NOT_ADJACENT, f"cell {x},{y}")
-            if self._discard_required:
-                if discard is None:
-                    raise IllegalDecisionError(Rule.DISCARD_REQUIRED)
-                if not isinstance(discard, Card):
-                    raise NotationError("a discard must be a Card")
-                did = discard.id
-                if did == cid or did not in hand:
-                    raise IllegalDecisionError(
-                        Rule.DISCARD_NOT_IN_HAND, f"{discard} is not in your hand after the play"
-                    )
-            else:
-                if discard is not None:
-                    raise IllegalDecisionError(Rule.DISCARD_NOT_ALLOWED)
-                did = -1
+            cid, p, did = check_play(
+                phase,
+                decision,
+                self._hands[seat],
+                self._arbs[seat],
+                self._frontier[seat],
+                self._discard_required,
+            )
             self._play(cid, p, did)
             return None
         raise NotationError(f"not a decision: {decision!r}")
@@ -440,94 +380,22 @@ class GameState:
 
         A draw picks one of the sources; a play picks a card of the hand, then a cell (in (x, y)
         order), then the discard among the other cards. Each pick is ``rng.randrange(count)``,
-        computed from ``rng.getrandbits`` the way :class:`random.Random` does it.
+        computed from ``rng.getrandbits`` the way :class:`random.Random` does it
+        (:func:`arboretum.playout.play_out`, on this state's lists).
         """
-        # The moves are those of _draw and _play, made on local variables because this loop is
-        # the hot path of search bots: keep the three in step. Each pick below n is inlined as
-        #     k = bit_length[n]; r = getrandbits(k); while r >= n: r = getrandbits(k)
-        getrandbits = rng.getrandbits
-        bit_length = _BIT_LENGTH
-        players = self.players
-        seats = _SEATS[players]
-        deck, hands, piles, log = self._deck, self._hands, self._piles, self._log
-        arbs, frontiers, knowns = self._arbs, self._frontier, self._known
-        in_order = [sorted(frontier) for frontier in frontiers]  # kept sorted, to pick by index
-        seat, phase, turn = self._seat, self._phase, self.turn
-        discard_required, last_turn = self._discard_required, self._last_turn
-        while phase != OVER:
-            hand = hands[seat]
-            if phase != PLAY:
-                options = [DECK, *compress(seats, piles)] if deck else [*compress(seats, piles)]
-                n = len(options)
-                k = bit_length[n]
-                r = getrandbits(k)
-                while r >= n:
-                    r = getrandbits(k)
-                source = options[r]
-                if source == DECK:
-                    cid = deck.pop()
-                    if not deck:
-                        last_turn = True
-                else:
-                    cid = piles[source].pop()
-                    knowns[seat].add(cid)
-                hand.append(cid)
-                log.append((LOG_DRAW, seat, source, cid))
-                if phase == SECOND:
-                    phase = PLAY
-                    discard_required = True
-                elif deck or any(piles):
-                    phase = SECOND
-                else:
-                    phase = PLAY
-                    discard_required = False
-                continue
-            # The card, then the cell, then the discard among the other cards.
-            n = len(hand)
-            k = bit_length[n]
-            i = getrandbits(k)
-            while i >= n:
-                i = getrandbits(k)
-            cid = hand.pop(i)
-            arb, frontier, cells = arbs[seat], frontiers[seat], in_order[seat]
-            if arb:
-                n = len(cells)
-                k = bit_length[n]
-                r = getrandbits(k)
-                while r >= n:
-                    r = getrandbits(k)
-                p = cells.pop(r)
-            else:
-                p = ORIGIN
-            if discard_required:
-                n = len(hand)
-                k = bit_length[n]
-                r = getrandbits(k)
-                while r >= n:
-                    r = getrandbits(k)
-                did = hand.pop(r)
-            else:
-                did = -1
-            arb[p] = cid
-            frontier.discard(p)
-            for q in (p + 1, p - 1, p + STRIDE, p - STRIDE):
-                if q not in arb and q not in frontier:
-                    frontier.add(q)
-                    insort(cells, q)
-            known = knowns[seat]
-            if known:
-                known.discard(cid)
-                known.discard(did)
-            if did >= 0:
-                piles[seat].append(did)
-            log.append((LOG_PLAY, seat, p, cid, did))
-            if last_turn:
-                phase = OVER
-            else:
-                seat = (seat + 1) % players
-                phase = FIRST
-                discard_required = True
-                turn += 1
+        now = (self._seat, self._phase, self.turn, self._discard_required, self._last_turn)
+        seat, phase, turn, discard_required, last_turn = play_out(
+            rng.getrandbits,
+            self.players,
+            self._deck,
+            self._hands,
+            self._piles,
+            self._log,
+            self._arbs,
+            self._frontier,
+            self._known,
+            now,
+        )
         self._seat, self._phase, self.turn = seat, phase, turn
         self._discard_required, self._last_turn = discard_required, last_turn
 
