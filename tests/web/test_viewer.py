@@ -225,12 +225,12 @@ def test_the_live_board_waits_for_the_first_move(view: Any, r: redis.Redis, demo
     view.goto(f"/matches/{mid}")
     view.wait_for_selector("#replay.live.ready")
     badge = view.locator("#live-status")
-    view.wait_for_function("document.getElementById('live-status').textContent !== 'connecting'")
+    view.wait_for_selector("#live-status:not(:text-is('connecting'))")
     assert badge.inner_text().lower() == "waiting for the first move"
     assert "on" not in (badge.get_attribute("class") or "").split()
     step = {"turn": 0, "seat": 0, "kind": "draw", "source": "deck", "card": None}
     publisher.publish([{"type": "step", "game": 0, "step": step}], False)
-    view.wait_for_function("document.getElementById('replay').dataset.started === '1'")
+    view.wait_for_selector('#replay[data-started="1"]')
     assert badge.inner_text().lower() == "live"
     assert "on" in (badge.get_attribute("class") or "").split()
     # the live board comes first on the page, before the seats and details
@@ -238,3 +238,51 @@ def test_the_live_board_waits_for_the_first_move(view: Any, r: redis.Redis, demo
     seats = view.locator("#match-seats").bounding_box()
     assert top and seats and top["y"] < seats["y"]
     assert top["y"] < 300
+
+
+def test_the_live_page_keeps_its_facts_up_to_date(
+    view: Any, r: redis.Redis, demo: DemoData
+) -> None:
+    mid = demo.running
+    r.delete(live_key(mid))
+    store.set_match_status(r, mid, store.MatchStatus.QUEUED)
+    view.goto(f"/matches/{mid}")
+    assert view.locator("#match-status").inner_text() == "queued"
+    # a worker takes it: the page says so without a reload, with the attempt and its start
+    store.start_match_attempt(r, mid, "w1")
+    attempts = store.get_match(r, mid).attempts
+    publisher = LivePublisher(r, mid)
+    start = {"type": "start", "attempt": publisher.attempt, "players": 2, "games": 2,
+             "seats": ["a", "b"]}  # fmt: skip
+    game = {"type": "game", "game": 1, "players": 2, "species": [], "deck_size": 34,
+            "seats": [{"seat": 0, "bot": "a"}, {"seat": 1, "bot": "b"}]}  # fmt: skip
+    publisher.publish([start, game], False)
+    view.wait_for_selector('#replay[data-facts="running"]')
+    assert view.locator("#match-status").inner_text() == "running"
+    assert view.locator("#match-attempts").inner_text() == str(attempts)
+    assert view.locator("#match-started").inner_text() != "-"
+    assert view.locator("#live-game-no").inner_text().startswith("Playing game 1")
+    assert view.locator("#live-game option").all_inner_texts() == ["Game 1"]
+    assert "queued" not in view.locator("main").inner_text()
+
+
+def test_the_games_being_played_now(view: Any, r: redis.Redis, demo: DemoData) -> None:
+    from sse_client import SSE
+
+    mid = demo.running
+    view.goto("/live")
+    base = view.url.rsplit("/live", 1)[0]
+    row = view.locator(f'#playing-now tr[data-match="{mid}"]')
+    assert row.count() == 1
+    assert row.locator(".spectators").inner_text() == "0"
+    assert row.locator(".game").inner_text() == "0"  # the demo's running match plays game 0
+    watcher = SSE(base, f"/api/v1/matches/{mid}/live")
+    try:
+        watcher.wait(1)
+        view.reload()
+        assert row.locator(".spectators").inner_text() == "1"
+    finally:
+        watcher.close()
+    row.locator("a.button").click()
+    view.wait_for_url(re.compile(rf"/matches/{mid}#live$"))
+    assert view.evaluate("document.documentElement.scrollWidth") <= view.viewport_size["width"]

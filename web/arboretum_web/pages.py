@@ -17,7 +17,7 @@ from arboretum_sdk.clitools import plural
 from arboretum_worker import replays, store
 from arboretum_worker.board import PROVISIONAL_HALF_WIDTH
 
-from . import authors, queries, sprt
+from . import authors, now, queries, sprt
 from .audit import audit_context, exclusion_notes
 from .chart import llr_chart, rating_chart
 from .config import default_check
@@ -407,4 +407,5 @@ def routes() -> list[Route]:
         Route("/login", login_page, methods=["GET", "POST"]),
         Route("/upload", upload_page, methods=["GET", "POST"]),
         Route("/logout", logout, methods=["POST"]),
+        *now.routes(),
     ]

@@ -672,18 +672,54 @@
       return !doc || pos === doc.steps.length;
     }
 
-    select.addEventListener("change", () => show(Number(select.value), true));
+    // The match page's own facts (status, attempts, start) follow the match too, from its JSON,
+    // so the page never says "queued" while the board plays.
+    const matchUrl = url.replace(/\/live$/, "");
+    let totalGames = null;
+    function fmtWhen(ts) {
+      return ts ? new Date(ts * 1000).toISOString().slice(0, 16).replace("T", " ") : "-";
+    }
+    function refreshFacts() {
+      fetch(matchUrl, { credentials: "same-origin" })
+        .then((resp) => (resp.ok ? resp.json() : null))
+        .then((m) => {
+          if (!m) return;
+          const pill = $("match-status");
+          if (pill) { pill.textContent = m.status; pill.className = "status " + m.status; }
+          if ($("match-attempts")) $("match-attempts").textContent = String(m.attempts);
+          if ($("match-started")) $("match-started").textContent = fmtWhen(m.started);
+          if ($("no-replay") && m.status === "running") {
+            $("no-replay").textContent = "No replay yet: the match is running (the replays are stored once it is over).";
+          }
+          if ($("live-note") && m.status === "running") $("live-note").textContent = "the game as it is played, public information only";
+          root.dataset.facts = m.status;
+        })
+        .catch(() => {});
+    }
+    function gameNote() {
+      const note = $("live-game-no");
+      if (!note || shown === null) return;
+      note.textContent = "Playing game " + shown + (totalGames ? " (games 0 to " + (totalGames - 1) + ")" : "");
+      note.hidden = false;
+    }
+
+    select.addEventListener("change", () => { show(Number(select.value), true); gameNote(); });
     perspective = "public";
     setNotice("Live: the game as it is played, public information only.");
     const source = new EventSource(url);
     source.addEventListener("message", (msg) => {
       const ev = JSON.parse(msg.data);
-      if (ev.type === "game") {
+      if (ev.type === "start") {
+        totalGames = ev.games || null;
+        refreshFacts();
+      } else if (ev.type === "game") {
         const follow = following();
         games[ev.game] = liveDoc(ev);
         select.append(el("option", { value: String(ev.game) }, "Game " + ev.game));
         select.hidden = select.options.length < 2;
         if (shown === null || (follow && ev.game > shown)) show(ev.game, true);
+        gameNote();
+        refreshFacts();
       } else if (ev.type === "step") {
         const d = games[ev.game];
         if (!d) return;
