@@ -26,10 +26,9 @@ from arboretum_sdk.clitools import plural
 from arboretum_sdk.wire import WireError
 
 from . import wirebytes
-from .clock import check_time_control
 from .config import Settings
 from .errors import InvalidArgument
-from .matchconfig import MatchConfig
+from .matchconfig import MatchConfig, check_time_control
 from .messages import (
     Board,
     ClockState,

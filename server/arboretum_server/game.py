@@ -25,7 +25,6 @@ from arboretum import (
 )
 
 from . import wirebytes
-from .clock import SeatClock
 from .matchconfig import MatchConfig
 from .messages import (
     Board,
@@ -35,6 +34,7 @@ from .messages import (
     GameSetup,
     LoggedEvent,
     SeatPublic,
+    TimeControl,
     View,
 )
 from .messages import Draw as DrawEvent
@@ -54,6 +54,7 @@ __all__ = [
     "Game",
     "Outcome",
     "Pending",
+    "SeatClock",
     "TimedOut",
 ]
 
@@ -107,6 +108,30 @@ class Pending:
     def deadline(self) -> float:
         """When it times out, on the loop's clock."""
         return self.sent_at + self.budget_ms / 1000
+
+
+class SeatClock:
+    """One seat's clock in one game."""
+
+    __slots__ = ("bank_left_ms", "per_decision_ms")
+
+    def __init__(self, control: TimeControl) -> None:
+        self.per_decision_ms = control.per_decision_ms
+        self.bank_left_ms = control.bank_ms
+
+    @property
+    def budget_ms(self) -> int:
+        """The longest a decision may take now: L + bank left."""
+        return self.per_decision_ms + self.bank_left_ms
+
+    def charge(self, elapsed_ms: float) -> None:
+        """Charge an answered decision: the bank loses the time beyond L."""
+        over = max(0.0, elapsed_ms - self.per_decision_ms)
+        self.bank_left_ms = max(0, self.bank_left_ms - round(over))
+
+    def expire(self) -> None:
+        """The decision timed out: the bank is empty from now on."""
+        self.bank_left_ms = 0
 
 
 class Game:

@@ -1,4 +1,10 @@
-"""What defines a match: its seats, games, seeds, clock and fault policy (:class:`MatchConfig`)."""
+"""What defines a match: its seats, games, seeds, clock and fault policy (:class:`MatchConfig`).
+
+The clock: every decision has ``per_decision_ms`` (L) free; time beyond L comes from the seat's
+bank (B), refilled at every game's start. A decision times out once its elapsed time exceeds
+L + bank left, and the bank is then empty (``game.SeatClock``). Time is measured by the referee,
+from sending the request to receiving the answer, on the event loop's monotonic clock.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +14,31 @@ from arboretum import (
     Species,
 )
 from arboretum_sdk.clitools import plural
+from arboretum_sdk.info import TimeControl
 
-from .clock import TimeControl, check_time_control
 from .messages import FaultPolicy, MatchInfo
 
-__all__ = ["MatchConfig"]
+__all__ = [
+    "MAX_BANK_MS",
+    "MAX_PER_DECISION_MS",
+    "MatchConfig",
+    "TimeControl",
+    "check_time_control",
+]
+
+MAX_PER_DECISION_MS = 600_000
+MAX_BANK_MS = 3_600_000
+
+
+def check_time_control(control: TimeControl) -> TimeControl:
+    """``control`` if it is valid (L > 0, B >= 0, neither absurd); raises ValueError otherwise."""
+    if not 0 < control.per_decision_ms <= MAX_PER_DECISION_MS:
+        raise ValueError(
+            f"per_decision_ms must be 1 to {MAX_PER_DECISION_MS}, got {control.per_decision_ms}"
+        )
+    if not 0 <= control.bank_ms <= MAX_BANK_MS:
+        raise ValueError(f"bank_ms must be 0 to {MAX_BANK_MS}, got {control.bank_ms}")
+    return control
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,8 +31,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
+import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arboretum_sdk.clitools import plural
@@ -47,6 +50,8 @@ if TYPE_CHECKING:
     from .config import Settings
     from .match import Match
     from .server import Referee
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "GameEnd",
@@ -203,11 +208,31 @@ class MatchRunner:
         self.referee = referee
 
     @classmethod
-    async def start(cls, settings: Settings) -> MatchRunner:
+    async def start(cls, settings: Settings, *, admin: bool = True) -> MatchRunner:
         """Start a referee in the running loop (see :func:`~arboretum_server.start_referee`)."""
         from .server import start_referee
 
-        return cls(await start_referee(settings))
+        return cls(await start_referee(settings, admin=admin))
+
+    @classmethod
+    async def start_private(cls, socket_path: Path, max_matches: int = 4) -> MatchRunner:
+        """Start a private referee: bots connect on ``unix:<socket_path>`` only, and only this
+        process drives its matches (the league's match job, the sandbox check of a bot).
+
+        It writes no replay files (``handle.replays()`` reads them from the referee's memory),
+        and has no admin service (its admin token is random and known to nobody)."""
+        from .config import Settings
+
+        settings = Settings(
+            listen=(f"unix:{socket_path}",),
+            admin_token=secrets.token_urlsafe(24),
+            replay_dir=None,
+            max_matches=max_matches,
+            keep_finished=16,
+        )
+        runner = await cls.start(settings, admin=False)
+        log.debug("private referee listening on unix:%s", socket_path)
+        return runner
 
     @property
     def address(self) -> str:

@@ -217,10 +217,11 @@ def _bind(server: grpc.aio.Server, address: str) -> str:
     return f"{host}:{port}"
 
 
-async def start_referee(settings: Settings) -> Referee:
+async def start_referee(settings: Settings, *, admin: bool = True) -> Referee:
     """Start a referee in the running asyncio loop; raises BindError if an address is taken
     (before anything is written: a generated admin token's file only once the addresses are
-    bound)."""
+    bound). ``admin=False``: no admin service (``MatchService``), for a referee that only its
+    own process drives, through the match API."""
     for address in settings.listen:
         check_free(address)
     admin_token = settings.admin_token or secrets.token_urlsafe(32)
@@ -241,7 +242,8 @@ async def start_referee(settings: Settings) -> Referee:
         ],
     )
     server.add_generic_rpc_handlers((bot_service_handler(BotServicer(registry)),))
-    match_pb2_grpc.add_MatchServiceServicer_to_server(MatchServicer(registry, auth), server)
+    if admin:
+        match_pb2_grpc.add_MatchServiceServicer_to_server(MatchServicer(registry, auth), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     if settings.reflection:
@@ -264,7 +266,7 @@ async def start_referee(settings: Settings) -> Referee:
         raise
     addresses = tuple(bound)
     await server.start()
-    for service in ("", BOT_SERVICE, MATCH_SERVICE):
+    for service in ("", BOT_SERVICE, MATCH_SERVICE) if admin else ("", BOT_SERVICE):
         await health_servicer.set(service, health_pb2.HealthCheckResponse.SERVING)
     log.info("referee listening on %s", ", ".join(addresses))
     return Referee(server, registry, health_servicer, addresses, admin_token, token_file)

@@ -136,11 +136,10 @@ async def _exchange(
     path: Path, size: int, runner: SandboxRunner, folder: Path, timeout: float
 ) -> BotCheck:
     from arboretum_server import MatchConfig
-
-    from .referee import start_private_referee
+    from arboretum_server.runner import MatchRunner
 
     socket_path = folder / SOCKET_NAME
-    referee = await start_private_referee(socket_path)
+    referee = await MatchRunner.start_private(socket_path)
     bot: SandboxedBot | None = None
     opponent: asyncio.Future[Any] | None = None
     quiet: _OpponentNotices | None = None

@@ -172,11 +172,11 @@ async def play_match(
 ) -> PlayedMatch:
     """Play ``plan`` on a private referee (see the module's docstring). ``live``, when given,
     publishes the match's public events as the referee produces them (:mod:`.live`)."""
-    from .referee import start_private_referee
+    from arboretum_server.runner import MatchRunner
 
     started = time.monotonic()
     socket_path = match_dir / SOCKET_NAME
-    runner = await start_private_referee(socket_path)
+    runner = await MatchRunner.start_private(socket_path)
     seats = _Seats(plan, match_dir, socket_path, start_bot)
     try:
         handle = await runner.create(match_config(plan), plan.match_id)

@@ -311,7 +311,6 @@ PRELOAD = (
     "arboretum_worker.league",
     "arboretum_worker.play",
     "arboretum_worker.ratings",
-    "arboretum_worker.referee",
     "arboretum_worker.registry",
     "arboretum_worker.sandbox",
     "arboretum_worker.sprt.jobs",
