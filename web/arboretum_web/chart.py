@@ -59,9 +59,11 @@ def rating_chart(
     def y(v: float) -> float:
         return pad_t + plot_h * (hi - v) / (hi - lo)
 
+    # the legend goes under the plot, one line per version, never over the lines
+    full = height + 6 + line * len(series)
     out = [
-        f'<svg class="{kind}" viewBox="0 0 {width} {height}" role="img" '
-        f'aria-label="rating history" xmlns="http://www.w3.org/2000/svg">'
+        f'<svg class="{kind}" viewBox="0 0 {width} {full}" role="img" '
+        f'aria-label="live Elo history" xmlns="http://www.w3.org/2000/svg">'
     ]
     tick = lo
     while tick <= hi + 1e-9:
@@ -93,7 +95,7 @@ def rating_chart(
         lx, ly = coords[-1]
         out.append(f'<circle cx="{lx:.1f}" cy="{ly:.1f}" r="3.5" fill="{colour}"/>')
         out.append(
-            f'<text class="legend" x="{pad_l + 8}" y="{pad_t + line - 2 + line * k}" '
+            f'<text class="legend" x="{pad_l}" y="{height + 2 + line * (k + 1)}" '
             f'fill="{colour}">'
             f"&#9632; {label} ({points[-1]:.0f})</text>"
         )

@@ -152,6 +152,7 @@ def bot_page(request: Request) -> Response:
         chart_narrow=Markup(rating_chart(series, labels, initial=initial, narrow=True)),
         h2h=h2h,
         labels=labels,
+        tests=[t for t in sprt.test_summaries(r) if bot.name in (t["new"]["bot"], t["old"]["bot"])],
         mine=mine,
         uploaded=uploaded,
         nav="bots",

@@ -1,0 +1,49 @@
+"""Every rating number says which rating it is; a sequential test names its versions and a bot's
+page links its tests; the rating chart's legend is drawn under the plot, never over its lines."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import redis
+
+from arboretum_web.chart import rating_chart
+from arboretum_web.demo import DemoData
+
+from .test_sprt import _finished_test
+
+
+def test_rating_columns_are_named(client: Any, demo: DemoData) -> None:
+    board = client.get("/").text
+    for name in ("Fitted rating (95%)", "Live rating", "Live Elo"):
+        assert f">{name}</th>" in board, name
+    assert re.search(r"<th[^>]*>Elo</th>", board) is None
+    league = client.get(f"/leagues/{demo.league}").text
+    assert ">Live Elo</th>" in league and ">Fitted rating (95%)</th>" in league
+    assert "Live Elo history" in client.get("/bots/oakheart").text
+
+
+def test_a_test_names_its_versions_and_its_bots_link_it(client: Any, r: redis.Redis) -> None:
+    test = _finished_test(r)
+    page = client.get(f"/sprt/{test.id}").text
+    h1 = re.search(r"<h1>(.*?)</h1>", page, re.S)
+    assert h1
+    text = re.sub(r"<[^>]+>", "", h1.group(1))
+    assert f"greedy@{test.new[:8]} vs random@{test.old[:8]}" in text
+    assert "Elo, NEW \u2212 OLD (95%)" in client.get("/sprt").text
+    for bot in ("greedy", "random"):
+        section = client.get(f"/bots/{bot}").text.split('id="bot-tests"')[1]
+        assert f'href="/sprt/{test.id}"' in section.split("</section>")[0]
+
+
+def test_the_chart_legend_is_under_the_plot() -> None:
+    series = {"a" * 40: [1500.0 + i for i in range(30)], "b" * 40: [1500.0 - i for i in range(30)]}
+    labels = {"a" * 40: "v1 aaaaaaaa", "b" * 40: "v2 bbbbbbbb"}
+    for narrow in (False, True):
+        svg = rating_chart(series, labels, narrow=narrow)
+        lowest_axis = max(float(y) for y in re.findall(r'class="axis"[^>]* y="([0-9.]+)"', svg))
+        legend = [float(y) for y in re.findall(r'class="legend"[^>]* y="([0-9.]+)"', svg)]
+        assert len(legend) == 2 and min(legend) > lowest_axis, (legend, lowest_axis)
+        height = float(re.search(r'viewBox="0 0 [0-9.]+ ([0-9.]+)"', svg).group(1))
+        assert max(legend) <= height
