@@ -23,7 +23,8 @@ from arboretum import GameState, ReplayRecorder, SeatView, derive_game_seed
 from arboretum.decisions import Decision
 from arboretum_sdk.bots.greedy import GreedyBot
 from arboretum_sdk.bots.random_bot import RandomBot
-from arboretum_worker import ratings, registry, replays, store
+from arboretum_sdk.output import MARK
+from arboretum_worker import botoutput, ratings, registry, replays, store
 from arboretum_worker.schedule import MatchSpec, balanced_games_per_pairing, round_robin
 
 from . import authors
@@ -150,7 +151,24 @@ def play_match(
         text = f"[{_label(r, vid)}] seat {seat}: match {spec.match_id} over, "
         text += f"total {result.totals[seat]}\n"
         replays.append_bot_log(r, spec.match_id, seat, text.encode())
+        _demo_output(r, spec.match_id, seat, _label(r, vid), doc)
     return doc
+
+
+def _demo_output(r: redis.Redis, match_id: str, seat: int, label: str, doc: dict[str, Any]) -> None:
+    """Output per decision, as a bot that prints during every fourth of its decisions leaves
+    it: marker lines split by the league's own module (botoutput.py)."""
+    nonce = "0123456789abcdef"
+    steps = botoutput.decision_steps([doc])
+    text = f"[{label}] ready\n"
+    mine = [n for n, at in sorted(steps.items()) if at.seat == seat]
+    for k, number in enumerate(mine):
+        if k % 4 == 3:
+            step = doc["steps"][steps[number].step]
+            what = step.get("card") or step.get("source")
+            text += f"\n{MARK}{nonce} {number}\n[{label}] considering {what}\n"
+            text += f"[{label}] {k + 1} decisions so far\n\n{MARK}{nonce}\n"
+    botoutput.save_output(r, match_id, seat, botoutput.split_output(text, nonce, steps, seat).doc)
 
 
 def seed_demo(
