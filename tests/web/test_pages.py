@@ -68,7 +68,7 @@ def test_bots_and_bot_pages(client: Any, r: redis.Redis, demo: DemoData) -> None
     assert _ok(client.get("/bots/oakheart?league=demo")) == page
     registry.add_version(r, "newcomer", b"class A: pass\n", owner="carol")
     fresh = _ok(client.get("/bots/newcomer"))
-    assert "no games yet" in fresh and "by carol" in fresh
+    assert "no games yet" in fresh and 'by <a href="/authors/carol">carol</a>' in fresh
 
 
 def test_league_pages(client: Any, r: redis.Redis, demo: DemoData) -> None:

@@ -172,9 +172,11 @@ def app_from_env() -> Starlette:
     delay = os.environ.get("ARENA_LIVE_DELAY", "0")
     if not delay.isdigit():
         raise SystemExit(f"ARENA_LIVE_DELAY is a number of turns, not {delay!r}")
-    return create_app(
-        WebSettings(
+    try:
+        settings = WebSettings(
             redis_url=os.environ.get("REDIS_URL", WebSettings.redis_url),
             live_delay_turns=int(delay),
         )
-    )
+    except ValueError as exc:  # ARENA_RATE_LIMITS
+        raise SystemExit(str(exc)) from None
+    return create_app(settings)

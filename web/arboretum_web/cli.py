@@ -21,7 +21,7 @@ import sys
 from typing import Any
 
 from arboretum_sdk import clitools
-from arboretum_sdk.clitools import UserError, fail
+from arboretum_sdk.clitools import UsageError, UserError, fail
 
 from . import opscli
 
@@ -134,11 +134,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from .app import WebSettings, create_app
 
-    settings = WebSettings(
-        redis_url=_redis_url(args),
-        secure_cookies=args.secure_cookies,
-        live_delay_turns=args.live_delay,
-    )
+    try:
+        settings = WebSettings(
+            redis_url=_redis_url(args),
+            secure_cookies=args.secure_cookies,
+            live_delay_turns=args.live_delay,
+        )
+    except ValueError as exc:  # ARENA_RATE_LIMITS
+        raise UsageError(str(exc)) from None
     # Live streams stay open while their viewers watch: a stop waits this long for them.
     config = uvicorn.Config(create_app(settings), log_level="info", timeout_graceful_shutdown=5)
     # Bound first: an address in use is the only line, before any work or output.

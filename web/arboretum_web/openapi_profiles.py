@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from arboretum_worker.webhooks import MAX_URL, URL_PATTERN
+
 from .openapi_schemas import array, closed, ref
 
 __all__ = ["profile_paths", "profile_schemas"]
@@ -18,6 +20,12 @@ _SECURED: list[dict[str, list[str]]] = [{"bearer": []}]
 _E401 = "no Authorization: Bearer token, or not an author's"
 _OBJ = {"type": "object"}
 _OPT_STR = {"type": ["string", "null"]}
+_URL = {
+    "type": "string",
+    "maxLength": MAX_URL,
+    "pattern": URL_PATTERN,
+    "description": "an http or https URL: a host name or IPv4 address, no user or password",
+}
 
 
 def _ok(description: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -65,11 +73,7 @@ def profile_paths() -> dict[str, Any]:
                 "parameters": [],
                 "requestBody": {
                     "required": True,
-                    "content": {
-                        "application/json": {
-                            "schema": closed({"url": {"type": "string", "maxLength": 500}})
-                        }
-                    },
+                    "content": {"application/json": {"schema": closed({"url": _URL})}},
                 },
                 "responses": {
                     "200": _ok(

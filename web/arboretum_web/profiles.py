@@ -27,6 +27,8 @@ from .safety import CSRF_FIELD, LazyToken
 __all__ = ["api_routes", "author_profile", "dashboard", "page_routes"]
 
 RECENT = 20
+MAX_BODY = 16 * 1024
+"""The largest body of ``PUT /api/v1/me/webhook``."""
 """Matches shown per list (recent results, each status of the dashboard)."""
 
 
@@ -242,23 +244,39 @@ async def dashboard_api(request: Request) -> JSONResponse:
     return JSONResponse(await run_in_threadpool(dashboard, redis_of(request), author))
 
 
+async def _small_body(request: Request) -> bytes:
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise HTTPException(413, f"the body is over {MAX_BODY} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _url_of(raw: bytes) -> str:
+    """The URL of a ``{"url": "..."}`` body (400 for anything else)."""
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise HTTPException(400, "the body is not JSON") from None
+    if not isinstance(body, dict) or set(body) != {"url"} or not isinstance(body["url"], str):
+        raise HTTPException(400, 'send {"url": "https://..."} and nothing else')
+    return str(body["url"])
+
+
 async def webhook_api(request: Request) -> JSONResponse:
     """``GET`` the author's webhook and latest deliveries, ``PUT {"url"}`` to set it (the
     signing secret is in this answer only), ``DELETE`` to remove it."""
     author = required_author(request, bearer=True)
     r = redis_of(request)
     if request.method == "PUT":
-        from .author_api import json_body
-
-        body = await json_body(request)
-        url = body.get("url")
-        if not isinstance(url, str):
-            raise HTTPException(400, 'send {"url": "https://..."}')
+        url = _url_of(await _small_body(request))
         try:
-            secret = webhooks.set_webhook(r, author, url.strip())
+            secret = webhooks.set_webhook(r, author, url)
         except webhooks.WebhookError as exc:
             raise HTTPException(400, str(exc)) from None
-        return JSONResponse({"url": url.strip(), "secret": secret})
+        return JSONResponse({"url": url, "secret": secret})
     if request.method == "DELETE":
         if not webhooks.clear_webhook(r, author):
             raise HTTPException(404, "you have no webhook")

@@ -29,6 +29,7 @@ import ipaddress
 import json
 import logging
 import os
+import re
 import secrets
 import socket
 import time
@@ -43,6 +44,7 @@ from .keys import Keys
 __all__ = [
     "EVENTS",
     "MAX_URL",
+    "URL_PATTERN",
     "WEBHOOK_QUEUE",
     "Webhook",
     "WebhookError",
@@ -64,6 +66,11 @@ log = logging.getLogger(__name__)
 WEBHOOK_QUEUE = "arena-webhooks"
 EVENTS = ("test.finished", "challenge.finished", "match.fault")
 MAX_URL = 500
+_PORT = r"(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4})"
+URL_PATTERN = r"^https?://[!-\"$-.0-9;->A-Z\\^-~]+(:" + _PORT + r")?(/[!-~]*)?$"
+"""What a webhook URL may be (the OpenAPI document's pattern too): printable ASCII, a host name
+or IPv4 address (no user, password, or ``[IPv6]``), an optional port and path."""
+_URL_RE = re.compile(URL_PATTERN)
 KEPT = 50
 """Deliveries kept per author (the newest)."""
 DELIVERY_TTL_S = 7 * 86400
@@ -96,7 +103,10 @@ def validate_url(url: str) -> str:
         raise WebhookError(f"the webhook URL is {len(url)} characters; at most {MAX_URL}")
     if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url):
         raise WebhookError("the webhook URL holds a space or a control character")
-    parts = urllib.parse.urlsplit(url)
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError as exc:  # a bad [IPv6] host
+        raise WebhookError(f"the webhook URL is malformed: {exc}") from None
     if parts.scheme not in ("http", "https"):
         raise WebhookError(f"the webhook URL must start with http:// or https://, not {url[:20]!r}")
     if not parts.hostname:
@@ -107,6 +117,8 @@ def validate_url(url: str) -> str:
         parts.port  # noqa: B018 (raises on a bad port)
     except ValueError:
         raise WebhookError("the webhook URL's port is not a number from 0 to 65535") from None
+    if not _URL_RE.fullmatch(url):
+        raise WebhookError("the webhook URL is not http(s)://HOST[:PORT][/PATH] in printable ASCII")
     return url
 
 
