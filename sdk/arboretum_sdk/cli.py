@@ -25,8 +25,14 @@ __all__ = ["main"]
 Handler = Callable[[argparse.Namespace], int]
 
 
-# Subcommands that other distributions provide: module, distribution, {command path: help}.
+# Subcommands that other distributions provide (and the SDK's author commands, which talk to a
+# web server): module, distribution, {command path: help}.
 PLUGINS: list[tuple[str, str, dict[str, str]]] = [
+    (
+        "arboretum_sdk.authorcli",
+        "arboretum-sdk",
+        {"challenge": "challenge other bots with one of yours (through the web server)"},
+    ),
     (
         "arboretum_server.cli",
         "arboretum-server",
@@ -101,6 +107,25 @@ def cmd_replay_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_replay_analyze(args: argparse.Namespace) -> int:
+    import json
+
+    from arboretum import ReplayError, load_replay
+
+    from .analysis import AnalysisConfig, AnalysisError, analyse_replay
+    from .analysis.report import analysis_json, render_text
+
+    config = AnalysisConfig() if args.samples is None else AnalysisConfig(samples=args.samples)
+    seats = None if args.seat is None else [args.seat]
+    try:
+        doc = load_replay(args.file)
+        report = analysis_json(doc, analyse_replay(doc, seats, config), config, seats)
+    except (ReplayError, AnalysisError) as exc:
+        raise UserError(f"{args.file}: {exc}") from None
+    print(json.dumps(report, indent=1) if args.json else render_text(report))
+    return 0
+
+
 def _version() -> str:
     from importlib import metadata
 
@@ -159,7 +184,7 @@ def build_parser(plugins: bool = True) -> argparse.ArgumentParser:
     )
     p.set_defaults(handler=cmd_simulate)
 
-    replay = sub.add_parser("replay", help="verify or show replay files")
+    replay = sub.add_parser("replay", help="verify, show or analyse replay files")
     replay_sub = replay.add_subparsers(dest="replay_command", metavar="ACTION")
     replay_sub.required = True
     p = replay_sub.add_parser(
@@ -181,15 +206,13 @@ def build_parser(plugins: bool = True) -> argparse.ArgumentParser:
     p = replay_sub.add_parser("show", help="print a replay turn by turn")
     p.add_argument("file", type=Path, metavar="FILE", help="a replay file (JSON)")
     p.set_defaults(handler=cmd_replay_show)
+    _add_replay_analyze(replay_sub)
 
     bot = sub.add_parser("bot", help="run or submit bots")
     bot_sub = bot.add_subparsers(dest="bot_command", metavar="ACTION")
     bot_sub.required = True
     groups["bot"] = bot_sub
     _register_sdk_bot_commands(bot_sub)
-    from . import authorcli
-
-    authorcli.register(sub)
 
     for module_name, distribution, commands in PLUGINS if plugins else ():
         try:
@@ -204,6 +227,35 @@ def build_parser(plugins: bool = True) -> argparse.ArgumentParser:
             continue
         module.register(sub, groups)
     return parser
+
+
+def _add_replay_analyze(replay_sub: Any) -> None:
+    p = replay_sub.add_parser(
+        "analyze",
+        help="value every decision of a replay and mark the mistakes",
+        description="Value each decision of the seat(s) that had a choice, and the best "
+        "alternative found, in expected final-score margin, from the seat's view only (fixed "
+        "compute, reproducible); mark inaccuracies, mistakes and blunders and sum up each seat "
+        "(docs/analysis.md).",
+    )
+    p.add_argument("file", type=Path, metavar="FILE", help="a replay file (JSON)")
+    p.add_argument(
+        "--seat",
+        type=argtypes.non_negative,
+        metavar="S",
+        help="analyse this seat only (default: every seat)",
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print the analysis as JSON (docs/analysis.md)"
+    )
+    p.add_argument(
+        "--samples",
+        type=argtypes.positive,
+        metavar="N",
+        help="determinizations a decision (default 8; fewer is faster and noisier: the marks' "
+        "honesty is measured at the default)",
+    )
+    p.set_defaults(handler=cmd_replay_analyze)
 
 
 def _register_sdk_bot_commands(bot_sub: Any) -> None:
