@@ -7,7 +7,7 @@ import pytest
 import redis
 
 from arboretum_sdk.cli import main
-from arboretum_worker import league, ratings, registry, store
+from arboretum_worker import board, league, ratings, registry, store
 
 NAME = "done"
 REFUSED = f"arena: league {NAME} is finished already; there is nothing to cancel\n"
@@ -34,6 +34,16 @@ def finished(r: redis.Redis, redis_url: str, capsys: pytest.CaptureFixture[str])
     assert league.mark_finished_if_done(r, NAME)  # what the job of the last match does
     capsys.readouterr()
     return ids
+
+
+def test_the_last_match_stores_the_fit_the_leaderboard_reads(
+    r: redis.Redis, finished: list[str]
+) -> None:
+    """Marking the league finished stores the fit of all its results: the board is read as it
+    is stored, without a fit of its own."""
+    found = board.read_board(r, NAME)
+    assert found.fresh and found.results == found.fitted == len(finished)
+    assert all(row.fit is not None for row in found.rows)
 
 
 def _statuses(r: redis.Redis, ids: list[str]) -> list[store.MatchStatus]:

@@ -1,8 +1,10 @@
 """A league's progress: how many of its matches are in each state, its failed and retried
-matches, and the step that marks a league finished once its last match has ended."""
+matches, and the step that marks a league finished once its last match has ended (and makes its
+stored rating fit cover every result, so that the leaderboard reads it as it is)."""
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -21,6 +23,8 @@ __all__ = [
     "mark_finished_if_done",
     "prepare_store",
 ]
+
+log = logging.getLogger(__name__)
 
 
 class LeagueError(ValueError):
@@ -105,7 +109,9 @@ def league_progress(
 
 def mark_finished_if_done(r: redis.Redis, name: str) -> bool:
     """Set a running league FINISHED once none of its matches is queued or running (never a
-    ladder: it runs until it is closed)."""
+    ladder: it runs until it is closed), then store the fit of all its results
+    (``board.refresh_fit``): the leaderboard reads that fit and makes none of its own. A fit
+    that fails is left to the leaderboard's reader (it fits when the stored fit is stale)."""
     league = store.get_league(r, name)
     if league is None or league.status is not store.LeagueStatus.RUNNING:
         return False
@@ -114,6 +120,12 @@ def mark_finished_if_done(r: redis.Redis, name: str) -> bool:
     if not league_progress(r, name, counts_only=True).complete:
         return False
     store.set_league_status(r, name, store.LeagueStatus.FINISHED)
+    from . import board
+
+    try:
+        board.refresh_fit(r, name)
+    except Exception as exc:  # the league is finished all the same
+        log.warning("league %s: the rating fit was not stored: %s", name, exc)
     return True
 
 
