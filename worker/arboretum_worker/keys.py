@@ -99,6 +99,8 @@ Layout (``{x}`` is an id; names and ids never contain ``:``)::
     arena:ratelimit:{bucket}:{window}   string requests of a rate-limit bucket in one window,
                                                expiring (web ratelimit.py)
     arena:main-board                    string the league the site's front page shows
+    arena:analysis:{match}:{game}       hash   a stored game's analysis: status, error, document
+                                               (analysis_jobs.py)
 
 rq keeps its queues and jobs under its own keys (``rq:``), which this project never spells: it
 names jobs only, by id (``arena-match-{match}``, ``arena-sprt-{test}-{batch}``,
@@ -146,6 +148,7 @@ class Keys:
     REPLAY: ClassVar[str] = PREFIX + "replay:"
     LOG: ClassVar[str] = PREFIX + "log:"
     OUTPUT: ClassVar[str] = PREFIX + "output:"
+    ANALYSIS: ClassVar[str] = PREFIX + "analysis:"
     ELO: ClassVar[str] = PREFIX + "elo:"
     SPRTS: ClassVar[str] = PREFIX + "sprts"
     SPRT: ClassVar[str] = PREFIX + "sprt:"
@@ -252,6 +255,11 @@ class Keys:
     def bot_output(cls, match_id: str, seat: int) -> str:
         """A seat's output per decision (:mod:`arboretum_worker.botoutput`)."""
         return cls.key_for(cls.OUTPUT, match_id) + f":{int(seat)}"
+
+    @classmethod
+    def analysis(cls, match_id: str, game: int) -> str:
+        """A stored game's analysis: its status and document (analysis_jobs.py)."""
+        return cls.key_for(cls.ANALYSIS, match_id) + f":{int(game)}"
 
     @classmethod
     def live(cls, match_id: str) -> str:
