@@ -129,3 +129,28 @@ def test_webhook_endpoints(client: Any, r: redis.Redis, demo: DemoData) -> None:
     actions = [(e.action, e.result) for e in authorlog.read(r, "alice")]
     assert ("PUT /api/v1/me/webhook", "200") in actions
     assert ("DELETE /api/v1/me/webhook", "404") in actions
+
+
+def test_dashboard_webhook_form(client: Any, r: redis.Redis, demo: DemoData) -> None:
+    client.cookies.set("arena_token", demo.tokens["alice"])
+    page = client.get("/me").text
+    found = re.search(r'name="csrf" value="([A-Za-z0-9_-]+)"', page)
+    assert found is not None
+    csrf = found.group(1)
+    # no token, no post
+    assert client.post("/me/webhook", data={"url": "https://example.org/h"}).status_code == 403
+    assert webhooks.get_webhook(r, "alice") is None
+    bad = client.post("/me/webhook", data={"url": "ftp://example.org/", "csrf": csrf})
+    assert bad.status_code == 400 and 'id="webhook-error"' in bad.text
+    assert "must start with http:// or https://" in bad.text
+    done = client.post("/me/webhook", data={"url": "https://example.org/h", "csrf": csrf})
+    assert done.status_code == 200
+    hook = webhooks.get_webhook(r, "alice")
+    assert hook is not None and hook.url == "https://example.org/h"
+    assert f"<code>{hook.secret}</code>" in done.text  # shown this once
+    again = client.get("/me").text
+    assert hook.secret not in again and 'value="https://example.org/h"' in again
+    client.post("/me/webhook", data={"action": "remove", "csrf": csrf})
+    assert webhooks.get_webhook(r, "alice") is None
+    entries = [(e.action, e.result) for e in authorlog.read(r, "alice")]
+    assert ("POST /me/webhook", "200") in entries and ("POST /me/webhook", "400") in entries

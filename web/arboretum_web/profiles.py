@@ -22,7 +22,7 @@ from arboretum_worker import replays, store, webhooks
 from . import authors, queries
 from .identity import request_author, required_author
 from .resources import redis_of
-from .safety import CSRF_FIELD, LazyToken
+from .safety import CSRF_FIELD, LazyToken, check_csrf
 
 __all__ = ["api_routes", "author_profile", "dashboard", "page_routes"]
 
@@ -228,6 +228,29 @@ async def dashboard_page(request: Request) -> Response:
     return _render(request, "dashboard.html", dash=data, nav="me")
 
 
+async def dashboard_webhook(request: Request) -> Response:
+    """The dashboard's webhook form: set it (the page then shows the secret, once) or remove it."""
+    author = required_author(request)
+    form = await request.form(max_files=0, max_fields=4)
+    check_csrf(request, form)
+    r = redis_of(request)
+    secret = error = None
+    if form.get("action") == "remove":
+        webhooks.clear_webhook(r, author)
+    else:
+        try:
+            secret = webhooks.set_webhook(r, author, str(form.get("url") or "").strip())
+        except webhooks.WebhookError as exc:
+            error = str(exc)
+    data = await run_in_threadpool(dashboard, r, author)
+    page = _render(
+        request, "dashboard.html", dash=data, nav="me", webhook_secret=secret, webhook_error=error
+    )
+    if error:
+        page.status_code = 400
+    return page
+
+
 # --------------------------------------------------------------------------- API
 
 
@@ -292,7 +315,11 @@ async def webhook_api(request: Request) -> JSONResponse:
 
 
 def page_routes() -> list[Route]:
-    return [Route("/authors/{name}", profile_page), Route("/me", dashboard_page)]
+    return [
+        Route("/authors/{name}", profile_page),
+        Route("/me", dashboard_page),
+        Route("/me/webhook", dashboard_webhook, methods=["POST"]),
+    ]
 
 
 def api_routes() -> list[Route]:
