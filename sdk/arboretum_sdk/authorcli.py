@@ -250,8 +250,8 @@ def league_leave(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- challenges
 
 
-def register(subparsers: Any) -> None:
-    """``arena challenge``."""
+def register(subparsers: Any, groups: dict[str, Any] | None = None) -> None:
+    """``arena challenge`` (through the SDK's list of command modules, ``cli.PLUGINS``)."""
     p = subparsers.add_parser(
         "challenge",
         help="challenge other bots with one of yours (through the web server)",
@@ -260,9 +260,10 @@ def register(subparsers: Any) -> None:
         "seats (the seats the bots named do not fill are played by built-in bots). Unrated; "
         "played by the league's workers in their sandbox. Its results and replays are for the "
         "authors involved (public if both allow it). A bot's owner may decline challenges. "
-        "Prints the challenge's id; --follow waits for its end and prints its result.",
+        "Prints the challenge's id; --follow waits for its end and prints its standings "
+        "(exit status 1 when it failed or was cancelled).",
     )
-    p.add_argument("bot", metavar="BOT", help="your bot: NAME or NAME@VERSION")
+    p.add_argument("bot", nargs="?", metavar="BOT", help="your bot: NAME or NAME@VERSION")
     p.add_argument(
         "opponents", nargs="*", metavar="OPPONENT", help="the bots challenged: NAME or NAME@VERSION"
     )
@@ -275,7 +276,9 @@ def register(subparsers: Any) -> None:
     )
     clitools.add_players(p)
     p.add_argument("--follow", action="store_true", help="wait for the end and print the result")
-    p.add_argument("--cancel", metavar="ID", help="cancel a challenge of yours (no BOT needed)")
+    p.add_argument("--cancel", metavar="ID", help="cancel a challenge of yours (no BOT then)")
+    p.add_argument("--show", metavar="ID", help="show a challenge: its standings and matches")
+    p.add_argument("--list", action="store_true", help="list your challenges, newest first")
     add_server_options(p, redis_too=False)
     p.set_defaults(handler=cmd_challenge)
 
@@ -288,24 +291,65 @@ def _challenge_line(c: dict[str, Any]) -> str:
     )
 
 
+def _print_challenge(c: dict[str, Any]) -> None:
+    names = {b["version"]: b["name"] for b in c["bots"]}
+    print(_challenge_line(c))
+    rows = [
+        [
+            row["name"],
+            str(row["games"]),
+            str(row["wins"]),
+            str(row["points"]),
+            "-" if row["mean_rank"] is None else f"{row['mean_rank']:.2f}",
+        ]
+        for row in c["standings"]
+    ]
+    print(_table(["bot", "games", "wins", "points", "mean rank"], rows))
+    for m in c.get("matches", []):
+        seats = " vs ".join(names.get(v, v[:12]) for v in m["seats"])
+        print(f"  match {m['index']}: {m['status']:<9} {seats}  (replays: {m['id']})")
+
+
 def cmd_challenge(args: argparse.Namespace) -> int:
     client = client_of(args)
+    actions = [a for a in ("cancel", "show", "list") if getattr(args, a)]
+    if len(actions) > 1:
+        raise UsageError(f"--{actions[0]} and --{actions[1]} do not go together")
+    if actions and args.bot is not None:
+        raise UsageError(f"--{actions[0]} takes no bots")
     if args.cancel:
         done = _call(lambda: client.post(f"/challenges/{quote(args.cancel)}/cancel"))
         print(f"challenge {done['id']}: {done['status']}")
         return 0
-    body: dict[str, Any] = {"bot": args.bot, "opponents": list(args.opponents), "deals": args.deals}
-    if args.players is not None:
-        body["players"] = args.players
-    c = _call(lambda: client.post("/challenges", body))
-    print(c["id"])
-    print(_challenge_line(c), file=sys.stderr)
-    if not args.follow:
+    if args.list:
+        found = _call(lambda: client.get("/challenges"))["challenges"]
+        for c in found:
+            bots = " vs ".join(b["name"] for b in c["bots"])
+            print(f"{_challenge_line(c)}  {bots}")
+        if not found:
+            print("no challenges yet (arena challenge BOT OPPONENT...)")
         return 0
-    c = _follow(lambda: client.get(f"/challenges/{quote(c['id'])}"), _challenge_line)
-    for m in c.get("matches", []):
-        print(f"  {m['id']}  {m['status']:<9}  {_seats(m)}")
-    return 0 if c["status"] == "finished" else 1
+    if args.show:
+        c = _call(lambda: client.get(f"/challenges/{quote(args.show)}"))
+    else:
+        if args.bot is None:
+            raise UsageError("name your bot and the bots it challenges: arena challenge BOT OPP...")
+        body: dict[str, Any] = {
+            "bot": args.bot,
+            "opponents": list(args.opponents),
+            "deals": args.deals,
+        }
+        if args.players is not None:
+            body["players"] = args.players
+        c = _call(lambda: client.post("/challenges", body))
+        print(c["id"])
+    if args.follow:
+        c = _follow(lambda: client.get(f"/challenges/{quote(c['id'])}"), _challenge_line)
+    elif not args.show:
+        print(f"follow it with: arena challenge --show {c['id']} --follow", file=sys.stderr)
+        return 0
+    _print_challenge(c)
+    return 0 if c["status"] in ("finished", "queued", "running") else 1
 
 
 def _follow(fetch: Callable[[], Any], line: Callable[[dict[str, Any]], str]) -> dict[str, Any]:

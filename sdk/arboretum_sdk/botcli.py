@@ -93,17 +93,7 @@ def register(bot_subparsers: Any) -> None:
     )
     p.set_defaults(handler=cmd_run, log_level="info")
 
-    p = bot_subparsers.add_parser(
-        "list",
-        help="list the built-in bots (with --server: your bots on the league)",
-        description="List the built-in bots. With --server URL (or $ARENA_SERVER) and your "
-        "author token, list your own bots on that league instead: their versions and the "
-        "latest.",
-    )
-    from .authorcli import add_server_options
-
-    add_server_options(p)
-    p.set_defaults(handler=cmd_list)
+    _add_list(bot_subparsers)
 
     p = bot_subparsers.add_parser(
         "submit",
@@ -136,6 +126,20 @@ def register(bot_subparsers: Any) -> None:
     p.add_argument("--redis-url", metavar="URL", help="without --server: the league's Redis")
     p.add_argument("--owner", help="without --server: the owning author, if any")
     p.set_defaults(handler=cmd_submit)
+
+
+def _add_list(bot_subparsers: Any) -> None:
+    from .authorcli import add_server_options
+
+    p = bot_subparsers.add_parser(
+        "list",
+        help="list the built-in bots (with --server: your bots on the league)",
+        description="List the built-in bots. With --server URL (or $ARENA_SERVER) and your "
+        "author token, list your own bots on that league instead: their versions and the "
+        "latest.",
+    )
+    add_server_options(p)
+    p.set_defaults(handler=cmd_list)
 
 
 def _token(args: argparse.Namespace) -> str | None:

@@ -18,7 +18,7 @@ from starlette.routing import Route
 from arboretum_worker import registry, replays, store
 from arboretum_worker.board import PROVISIONAL_HALF_WIDTH
 
-from . import author_api, live, queries, sprt, stepoutput
+from . import analysis_api, author_api, contest_api, live, queries, stepoutput
 from .config import default_check
 from .identity import required_author
 from .ladder import ladder_json
@@ -316,15 +316,6 @@ async def submit(request: Request) -> JSONResponse:
     )
 
 
-def sprt_tests(request: Request) -> JSONResponse:
-    return _json({"tests": sprt.test_summaries(redis_of(request))})
-
-
-def sprt_test(request: Request) -> JSONResponse:
-    r = redis_of(request)
-    return _json(sprt.test_json(r, sprt.load_test(r, request.path_params["test_id"]), history=True))
-
-
 def routes() -> list[Route]:
     return [
         Route("/openapi.json", openapi),
@@ -344,8 +335,8 @@ def routes() -> list[Route]:
         Route("/matches/{match_id}/games/{game:int}/replay", replay),
         Route("/matches/{match_id}/seats/{seat:int}/log", seat_log),
         Route("/matches/{match_id}/seats/{seat:int}/faults", seat_faults),
-        Route("/sprt", sprt_tests),
-        Route("/sprt/{test_id}", sprt_test),
+        *contest_api.routes(),
+        *analysis_api.routes(),
         *stepoutput.routes(),
         *author_api.routes(submit),
     ]

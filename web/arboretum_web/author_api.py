@@ -44,8 +44,9 @@ MAX_JSON_BODY = 16 * 1024
 """The largest JSON body an author's call takes."""
 
 
-async def json_body(request: Request) -> dict[str, Any]:
-    """The request's JSON object (400 when it is not one, 413 past :data:`MAX_JSON_BODY`)."""
+async def json_body(request: Request, fields: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The request's JSON object (400 when it is not one, or holds a field not in ``fields``;
+    413 past :data:`MAX_JSON_BODY`)."""
     size = 0
     chunks = []
     async for chunk in request.stream():
@@ -62,6 +63,9 @@ async def json_body(request: Request) -> dict[str, Any]:
         raise HTTPException(400, "the body is not JSON") from None
     if not isinstance(data, dict):
         raise HTTPException(400, "the body is a JSON object")
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise HTTPException(400, f"unknown field {unknown[0]!r} (the fields: {', '.join(fields)})")
     return data
 
 
@@ -176,7 +180,7 @@ def _join(r: Any, author: str, name: str, spec: str) -> dict[str, Any]:
 
 async def join(request: Request) -> JSONResponse:
     author = required_author(request, bearer=True)
-    body = await json_body(request)
+    body = await json_body(request, ("bot",))
     spec = str_field(body, "bot")
     assert spec is not None
     data = await run_in_threadpool(

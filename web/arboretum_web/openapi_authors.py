@@ -7,7 +7,7 @@ from typing import Any
 
 from .openapi_schemas import array, closed, ref
 
-__all__ = ["author_paths", "author_schemas"]
+__all__ = ["TEST_EXTRA", "author_paths", "author_schemas", "contest_paths"]
 
 NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 _NAME = {"type": "string", "minLength": 1, "maxLength": 64, "pattern": NAME_PATTERN}
@@ -130,7 +130,267 @@ def author_paths() -> dict[str, Any]:
     }
 
 
+_CHALLENGE_P = {
+    "name": "challenge_id",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "string", "maxLength": 64, "pattern": "^[0-9A-Za-z_.-]{1,64}$"},
+    "description": "the challenge's id",
+}
+_TEST_P = {**_CHALLENGE_P, "name": "test_id", "description": "the test's id"}
+_INDEX_P = {
+    "name": "index",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "integer", "minimum": 0, "maximum": 99},
+    "description": "the match's index in the challenge, from 0",
+}
+_GAME_P = {**_INDEX_P, "name": "game", "description": "the game's index, from 0"}
+_GAME_P["schema"] = {"type": "integer", "minimum": 0, "maximum": 999}
+_SEAT_P = {**_INDEX_P, "name": "seat", "description": "the seat, from 0"}
+_SEAT_P["schema"] = {"type": "integer", "minimum": 0, "maximum": 3}
+_MATCH_P = {**_CHALLENGE_P, "name": "match_id", "description": "the match's id"}
+_MATCH_P["schema"] = {"type": "string", "maxLength": 100, "pattern": "^[0-9A-Za-z_.-]{1,100}$"}
+_REFUSED = {
+    "e400": "a bad field (the message names it) or a limit of the operator's",
+    "e401": E401,
+    "e403": "another author's bot, or a bot whose owner declines challenges",
+    "e404": "no such bot (version)",
+    "e413": "a body over 16 KiB",
+    "e429": "over the author's limits (matches queued or running, daily worker time): "
+    "Retry-After gives the seconds to wait",
+}
+
+
+def _get(summary: str, params: list[Any], ok: dict[str, Any], **errors: str) -> dict[str, Any]:
+    return {
+        "get": {
+            "summary": summary,
+            "parameters": params,
+            "responses": {"200": ok, **_errors(**errors)},
+        }
+    }
+
+
+def contest_paths() -> dict[str, Any]:
+    """Challenges, a bot's settings and the sequential tests."""
+    return {**challenge_paths(), **prefs_paths(), **test_paths()}
+
+
+def prefs_paths() -> dict[str, Any]:
+    return {
+        "/api/v1/bots/{name}/prefs": {
+            **_get(
+                "A bot's owner settings: challenges accepted, results public",
+                [_path_param("name", "bot name")],
+                _ok("settings", ref("BotPrefs")),
+                e404="no such bot",
+            ),
+            "put": {
+                "summary": "Change my bot's settings (decline challenges, keep results private)",
+                "security": SECURED,
+                "parameters": [_path_param("name", "my bot's name")],
+                "requestBody": _body(
+                    closed(
+                        {
+                            "accept_challenges": {"type": "boolean"},
+                            "public_results": {"type": "boolean"},
+                        },
+                        optional=("accept_challenges", "public_results"),
+                    ),
+                    "the settings to change",
+                ),
+                "responses": {
+                    "200": _ok("settings", ref("BotPrefs")),
+                    **_errors(
+                        e400="a bad field",
+                        e401=E401,
+                        e403="another author's bot",
+                        e404="no such bot",
+                        e413="a body over 16 KiB",
+                    ),
+                },
+            },
+        },
+    }
+
+
+def challenge_paths() -> dict[str, Any]:
+    challenge = "/api/v1/challenges/{challenge_id}"
+    spec_list = {"type": "array", "maxItems": 3, "items": _SPEC}
+    return {
+        "/api/v1/challenges": {
+            "get": {
+                "summary": "My challenges (made or challenged), newest first",
+                "security": SECURED,
+                "parameters": [
+                    {
+                        "name": "limit",
+                        "in": "query",
+                        "schema": {"type": "integer", "minimum": 1, "maximum": 200},
+                        "description": "at most this many (default 50)",
+                    }
+                ],
+                "responses": {
+                    "200": _ok("challenges", ref("Challenges")),
+                    **_errors(e400="a bad limit", e401=E401),
+                },
+            },
+            "post": {
+                "summary": "Challenge bots with one of mine (or two of my versions)",
+                "security": SECURED,
+                "parameters": [],
+                "requestBody": _body(
+                    closed(
+                        {
+                            "bot": _SPEC,
+                            "opponents": spec_list,
+                            "deals": {"type": "integer", "minimum": 1, "maximum": 1000},
+                            "players": {"type": "integer", "minimum": 2, "maximum": 4},
+                            "public": {"type": "boolean"},
+                        },
+                        optional=("opponents", "deals", "players", "public"),
+                    ),
+                    "my bot, the bots challenged (built-in names too), deals (each in every "
+                    "seat order), players (seats left are filled by the greedy built-in), "
+                    "public (results visible to all when every owner allows; default true)",
+                ),
+                "responses": {"201": _ok("the challenge", ref("Challenge")), **_errors(**_REFUSED)},
+            },
+        },
+        challenge: _get(
+            "A challenge: its bots, matches and standings (the authors involved; anyone when "
+            "public)",
+            [_CHALLENGE_P],
+            _ok("the challenge", ref("Challenge")),
+            e401="not public: sign in as an author involved",
+            e403="not public, and not yours",
+            e404="no such challenge",
+        ),
+        f"{challenge}/cancel": {
+            "post": {
+                "summary": "Cancel my challenge (its matches not played yet are dropped)",
+                "security": SECURED,
+                "parameters": [_CHALLENGE_P],
+                "responses": {
+                    "200": _ok("the challenge", ref("Challenge")),
+                    **_errors(
+                        e400="it has ended already",
+                        e401=E401,
+                        e403="another author's challenge",
+                        e404="no such challenge",
+                    ),
+                },
+            }
+        },
+        f"{challenge}/matches/{{index}}/games/{{game}}/replay": _get(
+            "A game's replay of a challenge's match",
+            [_CHALLENGE_P, _INDEX_P, _GAME_P],
+            _ok("replay", ref("Replay")),
+            e401="not public: sign in as an author involved",
+            e403="not public, and not yours",
+            e404="no such challenge, match or replay",
+        ),
+        f"{challenge}/matches/{{index}}/seats/{{seat}}/log": {
+            **_get(
+                "What a seat's bot printed in a challenge's match (its author only)",
+                [_CHALLENGE_P, _INDEX_P, _SEAT_P],
+                _ok("log", ref("Log")),
+                e401=E401,
+                e403="another author's seat",
+                e404="no such challenge, match or seat",
+            )
+        },
+    }
+
+
+def test_paths() -> dict[str, Any]:
+    """A bot's settings, and the sequential tests."""
+    test = "/api/v1/sprt/{test_id}"
+    return {
+        "/api/v1/sprt": {
+            "get": {
+                "summary": "Sequential tests, newest first (mine=1: the token's author's)",
+                "parameters": [
+                    {
+                        "name": "mine",
+                        "in": "query",
+                        "schema": {"enum": ["", "0", "1"]},
+                        "description": "1: only my tests (needs the token)",
+                    }
+                ],
+                "responses": {
+                    "200": _ok("tests", ref("SequentialTests")),
+                    **_errors(e400="a bad parameter", e401="mine=1 without a token"),
+                },
+            },
+            "post": {
+                "summary": "Test two of my versions on the workers, within the operator's limits",
+                "security": SECURED,
+                "parameters": [],
+                "requestBody": _body(
+                    closed(
+                        {
+                            "new": _SPEC,
+                            "old": _SPEC,
+                            "elo0": {"type": "number"},
+                            "elo1": {"type": "number"},
+                            "alpha": {"type": "number"},
+                            "beta": {"type": "number"},
+                            "max_pairs": {"type": "integer", "minimum": 1},
+                            "batch": {"type": "integer", "minimum": 1},
+                        },
+                        optional=("elo0", "elo1", "alpha", "beta", "batch"),
+                    ),
+                    "NEW and OLD (NAME@VERSION), H0's and H1's Elo (default 0 and 10), alpha and "
+                    "beta (0.05), the cap on pairs (required); batch is the operator's "
+                    "(ARENA_TEST_BATCH) and ignored",
+                ),
+                "responses": {
+                    "201": _ok("the test", ref("SequentialTest")),
+                    **_errors(**{**_REFUSED, "e403": "another author's bot"}),
+                },
+            },
+        },
+        f"{test}/cancel": {
+            "post": {
+                "summary": "Cancel my test",
+                "security": SECURED,
+                "parameters": [_TEST_P],
+                "responses": {
+                    "200": _ok("the test", ref("SequentialTest")),
+                    **_errors(
+                        e400="it has ended already",
+                        e401=E401,
+                        e403="another author's test (or the operator's)",
+                        e404="no such test",
+                    ),
+                },
+            }
+        },
+        f"{test}/matches/{{match_id}}/games/{{game}}/replay": _get(
+            "A game's replay of a test's match (kept for its first batches)",
+            [_TEST_P, _MATCH_P, _GAME_P],
+            _ok("replay", ref("Replay")),
+            e404="no such test, match or kept replay",
+        ),
+        f"{test}/matches/{{match_id}}/seats/{{seat}}/log": _get(
+            "What a seat's bot printed in a test's match (the test's author only)",
+            [_TEST_P, _MATCH_P, _SEAT_P],
+            _ok("log", ref("Log")),
+            e401=E401,
+            e403="another author's test",
+            e404="no such test, match or seat",
+        ),
+    }
+
+
 def author_schemas() -> dict[str, Any]:
+    """The schemas of every path here."""
+    return {**_ladder_schemas(), **contest_schemas()}
+
+
+def _ladder_schemas() -> dict[str, Any]:
     version_row = closed(
         {
             "index": {"type": "integer", "minimum": 1},
@@ -177,3 +437,83 @@ def author_schemas() -> dict[str, Any]:
         ),
         "Left": closed({"league": _STR, "bot": _STR, "version": _VERSION}),
     }
+
+
+def contest_schemas() -> dict[str, Any]:
+    return {
+        "BotPrefs": closed(
+            {
+                "bot": _STR,
+                "accept_challenges": {"type": "boolean"},
+                "public_results": {"type": "boolean"},
+            }
+        ),
+        "Challenge": closed(
+            {
+                "id": _STR,
+                "author": _STR,
+                "status": {"enum": ["queued", "running", "finished", "cancelled", "failed"]},
+                "reason": _STR,
+                "bots": array(
+                    closed(
+                        {"version": _VERSION, "name": _STR, "owner": {"type": ["string", "null"]}}
+                    )
+                ),
+                "deals": _COUNT,
+                "players": {"type": "integer", "minimum": 1, "maximum": 4},
+                "public": {"type": "boolean"},
+                "created": _NUM,
+                "finished": {"type": ["number", "null"]},
+                "total": {**_COUNT, "description": "matches: one per seat order"},
+                "done": {**_COUNT, "description": "matches ended"},
+                "standings": array(
+                    closed(
+                        {
+                            "version": _VERSION,
+                            "name": _STR,
+                            "games": _COUNT,
+                            "wins": _COUNT,
+                            "points": {"type": "integer"},
+                            "mean_rank": {"type": ["number", "null"]},
+                        }
+                    )
+                ),
+                "url": _STR,
+                "matches": array(
+                    closed(
+                        {
+                            "id": _STR,
+                            "index": _COUNT,
+                            "seats": array(_VERSION),
+                            "status": _STR,
+                            "ranks": array(array({"type": "integer"})),
+                            "totals": array(array({"type": "integer"})),
+                            "failure": {"type": ["string", "null"]},
+                            "games": array(_COUNT),
+                        }
+                    )
+                ),
+            },
+            optional=("matches",),
+            description="an author's challenge (unrated; docs/web.md)",
+        ),
+        "Challenges": closed({"author": _STR, "challenges": array(ref("Challenge"))}),
+    }
+
+
+TEST_EXTRA: dict[str, Any] = {
+    "author": {"type": ["string", "null"], "description": "its author (null: the operator's)"},
+    "matches": array(
+        closed(
+            {
+                "id": _STR,
+                "batch": _COUNT,
+                "seating": {"type": "integer", "minimum": 0, "maximum": 1},
+                "seats": array(_VERSION),
+                "ranks": array(array({"type": "integer"})),
+                "games": {**array(_COUNT), "description": "the games whose replays are kept"},
+            }
+        )
+    ),
+}
+"""What an author's test adds to ``SequentialTest``: its author, and (one test) its matches."""
