@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .analysis_api import analysis_paths, analysis_schemas
 from .openapi_authors import TEST_EXTRA, author_paths, author_schemas, contest_paths
 from .openapi_profiles import profile_paths, profile_schemas
 from .openapi_schemas import BOOL, MATCH_STATUS, ref, schemas
@@ -299,7 +300,7 @@ def _sprt_paths() -> dict[str, Any]:
 
 
 def _schemas() -> dict[str, Any]:
-    out = {**schemas(), **author_schemas(), **profile_schemas()}
+    out = {**schemas(), **author_schemas(), **profile_schemas(), **analysis_schemas()}
     test = out["SequentialTest"]  # an author's test adds its author and its matches
     test["properties"] = {**test["properties"], **TEST_EXTRA}
     test["required"] = [*test["required"], "author"]
@@ -308,6 +309,7 @@ def _schemas() -> dict[str, Any]:
 
 def openapi_document() -> dict[str, Any]:
     paths: dict[str, Any] = {**_account_paths(), **_match_paths(), **_sprt_paths()}
+    paths.update(analysis_paths())
     for path, item in {**author_paths(), **contest_paths(), **profile_paths()}.items():
         paths[path] = {**paths.get(path, {}), **item}
     return {
