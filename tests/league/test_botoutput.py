@@ -108,7 +108,12 @@ def test_caps_per_decision_per_game_and_per_line(monkeypatch) -> None:  # type: 
         + begin(3) + "".join(f"b{i}\n" for i in range(6)) + END
         + "x" * 25 + "\n"
     )  # fmt: skip
-    game = split_output(text, NONCE, STEPS, 0).doc["games"]["0"]
+    out = split_output(text, NONCE, STEPS, 0)
+    game = out.doc["games"]["0"]
+    # the log keeps every line whole (its own byte cap applies when it is stored)
+    assert {f"a{i}" for i in range(7)} | {f"b{i}" for i in range(6)} | {"x" * 25} <= set(
+        out.log.splitlines()
+    )
     first, second = game["steps"]
     assert first["lines"] == [f"a{i}" for i in range(5)] + [
         "[arena: 2 lines dropped (past 5 in a decision)]"

@@ -85,8 +85,9 @@ class _Game:
 
 @dataclass
 class SplitOutput:
-    """A seat's output split per decision: ``log`` is the whole text with each decision's lines
-    headed by its game and step; ``doc`` the per-step JSON stored with the match."""
+    """A seat's output split per decision: ``log`` is the whole text (markers out, no line
+    dropped) with each decision's lines headed by its game and step; ``doc`` the per-step JSON
+    stored with the match, within the caps."""
 
     log: str
     doc: dict[str, Any]
@@ -108,6 +109,7 @@ class _Splitter:
         self.seat = seat
         self.games: dict[int, _Game] = {}
         self.before: list[str] = []
+        self.before_dropped = 0
         self.log: list[str] = []
         self.current: DecisionStep | None = None
         self.number = 0
@@ -134,16 +136,21 @@ class _Splitter:
                 note = _dropped_note(entry["dropped"], f"past {DECISION_LINES} in a decision")
                 entry["lines"].append(note)
                 entry["noted"] = True
-                self.log.append(note)
         self.current = None
         self.headed = False
 
     def line(self, text: str) -> None:
+        """One line: into the log (whole: its own byte cap applies later) and, within the caps,
+        into its step's or its game's lines."""
         current = self.current
         if current is None:
+            self.log.append(text)
+            text = _cut(text)
             if self.game is None:
-                self.before.append(text)
-                self.log.append(text)
+                if len(self.before) < GAME_LINES:
+                    self.before.append(text)
+                else:
+                    self.before_dropped += 1
                 return
             game = self._game(self.game)
             if game.kept >= GAME_LINES:
@@ -151,8 +158,17 @@ class _Splitter:
                 return
             game.kept += 1
             game.between.append(text)
-            self.log.append(text)
             return
+        # The SDK's own messages name the referee's decision number: say the replay's instead.
+        text = re.sub(rf"\bdecision {self.number}\b", f"step {current.step}", text)
+        if not self.headed:
+            self.headed = True
+            self.log.append(
+                f"--- game {current.game}, step {current.step} "
+                f"(turn {current.turn}, {current.kind}) ---"
+            )
+        self.log.append(text)
+        text = _cut(text)
         game = self._game(current.game)
         entry = game.steps.setdefault(
             current.step,
@@ -171,17 +187,8 @@ class _Splitter:
         if len(entry["lines"]) >= DECISION_LINES:
             entry["dropped"] += 1
             return
-        # The SDK's own messages name the referee's decision number: say the replay's instead.
-        text = re.sub(rf"\bdecision {self.number}\b", f"step {current.step}", text)
         game.kept += 1
         entry["lines"].append(text)
-        if not self.headed:
-            self.headed = True
-            self.log.append(
-                f"--- game {current.game}, step {current.step} "
-                f"(turn {current.turn}, {current.kind}) ---"
-            )
-        self.log.append(text)
 
     def finish(self) -> dict[str, Any]:
         self.close()
@@ -207,7 +214,12 @@ class _Splitter:
                 "game_lines": GAME_LINES,
                 "line_chars": LINE_CHARS,
             },
-            "before": self.before,
+            "before": self.before
+            + (
+                [_dropped_note(self.before_dropped, f"past {GAME_LINES} before a decision")]
+                if self.before_dropped
+                else []
+            ),
             "games": games,
         }
 
@@ -226,7 +238,7 @@ def split_output(text: str, nonce: str, steps: dict[int, DecisionStep], seat: in
             continue
         if raw == "" and index + 1 < len(lines) and lines[index + 1].startswith(MARK):
             continue  # the line break a marker writes first, to start on a line of its own
-        splitter.line(_cut(raw.rstrip("\r")))
+        splitter.line(raw.rstrip("\r"))
     doc = splitter.finish()
     log = "\n".join(splitter.log)
     return SplitOutput(log + "\n" if log else "", doc)
