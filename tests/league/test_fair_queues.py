@@ -149,3 +149,25 @@ def test_the_ladder_keeps_its_share(r: redis.Redis) -> None:
     # Old usage fades: an hour later 60 s counts for 60 * exp(-6).
     queues.record_usage(r, QueueKind.TESTS, 1, s, now=time.time() + 3600)
     assert queues.shares(r)["league"] == pytest.approx(60 * 2.718281828**-6, rel=0.01)
+
+
+def test_busy_workers_split_between_the_ladder_and_the_authors(r: redis.Redis) -> None:
+    s = FairSettings(ladder_share=0.5)
+    kinds = list(queues.PRIORITY)
+
+    def league_first(running: dict[QueueKind, int]) -> bool:
+        order = queues.queue_order(r, kinds, s, running=running)
+        return order.index(QueueKind.LEAGUE) < order.index(QueueKind.CHALLENGES)
+
+    # The other worker plays for the ladder: this one takes the authors' work, and back.
+    assert not league_first({QueueKind.LEAGUE: 1})
+    assert league_first({QueueKind.TESTS: 1})
+    # Three others: two for the ladder, one for an author; a share of 0.5 of four is two.
+    assert not league_first({QueueKind.LEAGUE: 2, QueueKind.CHALLENGES: 1})
+    assert league_first({QueueKind.LEAGUE: 1, QueueKind.CHALLENGES: 2})
+    # Webhook deliveries and idle queues count for nobody: the decayed time decides (none yet).
+    assert league_first({QueueKind.WEBHOOKS: 3, QueueKind.LEAGUE: 0})
+    queues.record_usage(r, QueueKind.LEAGUE, 5, s)
+    queues.record_usage(r, QueueKind.LEAGUE, 5, s)
+    assert queues.totals(r) == {"league": pytest.approx(10.0, rel=0.01)}
+    assert not league_first({})

@@ -79,7 +79,7 @@ Layout (``{x}`` is an id; names and ids never contain ``:``)::
     arena:fair:author:{author}          hash   active (matches admitted, not ended), seconds, units
     arena:fair:used:{author}:{day}      string worker seconds of the author's units that UTC day,
                                                expiring after two days (the daily budget)
-    arena:fair:usage                    hash   queue kind -> decayed worker seconds, and stamp
+    arena:fair:usage                    hash   queue kind -> decayed worker seconds; total:{kind}; stamp
     arena:challenges                    zset   challenge ids, score = created (challenges/)
     arena:challenge:{id}                hash   a challenge: author, entrants, deals, status, ...
     arena:challenge:{id}:matches        hash   match index -> JSON {seats, status, ranks, failure}

@@ -8,10 +8,12 @@ tests), ``arena-casual`` (games of people against bots, reserved) and ``arena-an
 (``ARENA_QUEUES``: the kinds it listens to, comma-separated, in any order).
 
 **The ladder's share.** Before each job a worker orders its queues (:func:`queue_order`): the
-league queue first while leagues have had less than ``ARENA_LADDER_SHARE`` of the worker time of
-the last ``ARENA_FAIR_WINDOW_S`` seconds (exponentially decayed, every worker's jobs counted:
-:func:`record_usage`); past it, the authors' queues first. So a busy ladder keeps about its
-share and leaves the rest to the authors, and an idle one leaves everything to them.
+league queue first while leagues would hold less than ``ARENA_LADDER_SHARE`` of the busy
+workers (the jobs running now, from rq's started registries); with no other worker busy, while
+leagues have had less than that share of the worker time of the last ``ARENA_FAIR_WINDOW_S``
+seconds (exponentially decayed, every worker's jobs counted: :func:`record_usage`). Past it,
+the authors' queues first. So a busy ladder keeps its share and leaves the rest to the
+authors, and an idle one leaves everything to them.
 
 **Authors share fairly.** An author's work never goes straight to rq: it is cut into *units*
 (one rq job each: a challenge's match, a test's batch) held in the author's own pending lists
@@ -226,11 +228,12 @@ local stamp = tonumber(redis.call('HGET', KEYS[1], 'stamp') or ARGV[1])
 local f = math.exp(-math.max(0, now - stamp) / tonumber(ARGV[2]))
 local flat = redis.call('HGETALL', KEYS[1])
 for i = 1, #flat, 2 do
-  if flat[i] ~= 'stamp' then
+  if flat[i] ~= 'stamp' and string.sub(flat[i], 1, 6) ~= 'total:' then
     redis.call('HSET', KEYS[1], flat[i], tostring(tonumber(flat[i + 1]) * f))
   end
 end
 redis.call('HINCRBYFLOAT', KEYS[1], ARGV[3], ARGV[4])
+redis.call('HINCRBYFLOAT', KEYS[1], 'total:' .. ARGV[3], ARGV[4])
 redis.call('HSET', KEYS[1], 'stamp', ARGV[1])
 return 1
 """
@@ -244,7 +247,8 @@ def record_usage(
     *,
     now: float | None = None,
 ) -> None:
-    """Count ``seconds`` of worker time to the queue ``kind`` (decayed over the window)."""
+    """Count ``seconds`` of worker time to the queue ``kind`` (decayed over the window, and in
+    a total that is not)."""
     s = settings or FairSettings.from_env()
     now = time.time() if now is None else now
     args = [repr(now), repr(s.window_s), kind.value, repr(float(seconds))]
@@ -254,21 +258,43 @@ def record_usage(
 def shares(r: redis.Redis) -> dict[str, float]:
     """The decayed worker seconds of each queue kind (their ratio is what matters)."""
     raw = {store.as_text(k): store.as_text(v) for k, v in r.hgetall(store.Keys.FAIR_USAGE).items()}
-    return {k: float(v) for k, v in raw.items() if k != "stamp"}
+    return {k: float(v) for k, v in raw.items() if k != "stamp" and ":" not in k}
+
+
+def totals(r: redis.Redis) -> dict[str, float]:
+    """The worker seconds of each queue kind since the store began (not decayed)."""
+    raw = {store.as_text(k): store.as_text(v) for k, v in r.hgetall(store.Keys.FAIR_USAGE).items()}
+    return {k[6:]: float(v) for k, v in raw.items() if k.startswith("total:")}
 
 
 def queue_order(
-    r: redis.Redis, kinds: Sequence[QueueKind], settings: FairSettings | None = None
+    r: redis.Redis,
+    kinds: Sequence[QueueKind],
+    settings: FairSettings | None = None,
+    running: Mapping[QueueKind, int] | None = None,
 ) -> list[QueueKind]:
-    """The order in which a worker listening to ``kinds`` takes its next job."""
+    """The order in which a worker listening to ``kinds`` takes its next job. ``running``: the
+    jobs the other workers run now, by kind.
+
+    While other workers run league or author jobs, the league queue goes first if, with this
+    worker on an author's job, the league would hold less than its share of the busy workers
+    (so with 2 workers and a share of 0.5, one works for the ladder and one for the authors while
+    both have work). With no other worker busy (one worker), the decayed worker time decides."""
     s = settings or FairSettings.from_env()
     ordered = [k for k in PRIORITY if k in kinds]
     if QueueKind.LEAGUE not in ordered:
         return ordered
-    used = shares(r)
-    league = used.get(QueueKind.LEAGUE.value, 0.0)
-    authors = sum(used.get(k.value, 0.0) for k in AUTHOR_KINDS)
-    if league + authors <= 0 or league / (league + authors) < s.ladder_share:
+    running = running or {}
+    busy_league = running.get(QueueKind.LEAGUE, 0)
+    busy_authors = sum(running.get(k, 0) for k in AUTHOR_KINDS)
+    if busy_league + busy_authors:
+        league_first = busy_league / (busy_league + busy_authors + 1) < s.ladder_share
+    else:
+        used = shares(r)
+        league = used.get(QueueKind.LEAGUE.value, 0.0)
+        authors = sum(used.get(k.value, 0.0) for k in AUTHOR_KINDS)
+        league_first = league + authors <= 0 or league / (league + authors) < s.ladder_share
+    if league_first:
         return ordered
     ordered.remove(QueueKind.LEAGUE)
     at = max((ordered.index(k) for k in AUTHOR_KINDS if k in ordered), default=-1) + 1

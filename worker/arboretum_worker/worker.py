@@ -161,7 +161,7 @@ class ArenaWorker(Worker):  # type: ignore[misc]
         and order the queues for the next job (queues.queue_order: the ladder's share)."""
         from . import queues, units
 
-        if self.outage is not None and self.outage.ended is None:
+        if self.outage is not None and self.outage.down:
             return
         try:
             if time.monotonic() - self._last_dispatch >= 1.0:
@@ -170,7 +170,8 @@ class ArenaWorker(Worker):  # type: ignore[misc]
             by_kind = {queues.kind_of(q.name, self.base_queue): q for q in self.queues}
             kinds = [k for k in by_kind if k is not None]
             if len(kinds) > 1:
-                order = queues.queue_order(self.connection, kinds)
+                running = {k: q.started_job_registry.count for k, q in by_kind.items() if k}
+                order = queues.queue_order(self.connection, kinds, running=running)
                 self._ordered_queues = [by_kind[k] for k in order] + [
                     q for k, q in by_kind.items() if k is None
                 ]

@@ -50,7 +50,8 @@ def _resolve(r: redis.Redis, spec: str, worker_settings: WorkerSettings) -> tupl
     from ..bots import register_builtins, sandbox_check
     from ..league import LeagueError, resolve_version
 
-    name = spec.partition("@")[0]
+    version = store.get_version(r, spec) if "@" not in spec and len(spec) == 64 else None
+    name = version.name if version else spec.partition("@")[0]
     try:
         store.validate_name("bot", name)
     except store.StoreError as exc:

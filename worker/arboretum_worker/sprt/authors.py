@@ -94,7 +94,8 @@ class TestLimits:
 def _own_version(r: redis.Redis, author: str, spec: str) -> str:
     from ..league import LeagueError, resolve_version
 
-    name = spec.partition("@")[0]
+    version = store.get_version(r, spec) if "@" not in spec and len(spec) == 64 else None
+    name = version.name if version else spec.partition("@")[0]
     try:
         bot = store.get_bot(r, store.validate_name("bot", name))
     except store.StoreError as exc:
