@@ -46,6 +46,12 @@ round robin, for designs that play only the pairs at most K places apart, and fo
 allocation over the pairings (a numerical optimum, Powell's method); their ratio to the round
 robin. The adaptive ladder can beat that ratio only by following the fit's noise.
 
+``--round-robin-only`` plays only the round robins of the runs and prints the spread of their
+games (10th percentile, median, 90th percentile): what bounds the ratio's percentiles whatever
+the ladder does, since the two leagues' counts are drawn independently (a ladder that always
+needed exactly A games would show A / the round robin's 10th percentile at the ratio's 90th
+percentile).
+
 ``--cost`` prints instead what a scheduler's tick spends on the fit as a ladder grows: the games
 of V versions (random pairings, outcomes from random strengths) turned into the fit's rankings,
 the fit, and the choice of 4 units with 8 matches in flight.
@@ -288,6 +294,29 @@ def design(args: argparse.Namespace) -> int:
     return 0
 
 
+def round_robin_spread(args: argparse.Namespace) -> int:
+    bots = [f"bot{i:02d}" for i in range(args.bots)]
+    centre = (args.bots - 1) * args.gap / 2
+    planted = {v: 1500.0 + i * args.gap - centre for i, v in enumerate(bots)}
+    games = []
+    for run in range(args.first_run, args.first_run + args.runs):
+        rng = np.random.default_rng([args.seed, run, 0])
+        league = League(planted, rng, args.draws, Rankings(), luck=args.luck)
+        both = round_robin(league, bots, 2 * args.deals, args.cap)
+        games.append(both[1] if both else args.cap)
+        print(f"  run {run:2d}: round robin {games[-1]}", flush=True)
+    games.sort()
+    p10, p90 = (games[min(len(games) - 1, round(f * (len(games) - 1)))] for f in (0.1, 0.9))
+    middle = statistics.median(games)
+    print(
+        f"round robin, whole rounds, {len(games)} runs: 10th percentile {p10:,}, median "
+        f"{middle:,.0f}, 90th percentile {p90:,}; a ladder that always needed A games meets "
+        f"the median 0.5 with A <= {0.5 * middle:,.0f} and the 90th percentile 0.7 with "
+        f"A <= {0.7 * p10:,.0f}"
+    )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bots", type=int, default=12)
@@ -311,6 +340,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-newcomer", action="store_true", help="skip the new version's part")
     parser.add_argument(
+        "--round-robin-only", action="store_true", help="only the round robins' spread of games"
+    )
+    parser.add_argument(
         "--first-run", type=int, default=0, help="the first run's number (to split runs)"
     )
     args = parser.parse_args(argv)
@@ -318,6 +350,8 @@ def main(argv: list[str] | None = None) -> int:
         return cost()
     if args.design:
         return design(args)
+    if args.round_robin_only:
+        return round_robin_spread(args)
     print(
         f"{args.bots} bots, {args.gap:g} Elo apart, units of {args.deals} deals x 2 seat orders, "
         f"{args.depth} units in flight, {args.draws:.0%} draws, deal luck sd {args.luck:g} Elo, "

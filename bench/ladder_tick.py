@@ -5,8 +5,10 @@ GAMES results of it, written straight into Redis as the rating path stores them 
 and its sequence number in ``elo_applied``; matches of 10 games between random pairs, outcomes
 drawn from random strengths). Then the real tick (``ladder.scheduler.tick``) runs:
 
-- the **first tick** reads every result once into the table of wins per pair that the ladder
-  keeps between ticks (``ladder/fitdata.py``);
+- the **first tick** reads the oldest results (at most ``fitdata.READ_LIMIT``) into the table
+  of wins per pair that the ladder keeps between ticks (``ladder/fitdata.py``), fits and
+  schedules from them; the **ticks that catch up** (after the matches scheduled are recorded)
+  each read as many more, until every result is in the table;
 - then, ROUNDS times, the matches the last tick scheduled are recorded by the real rating path
   (``ratings.record_result``) and the ladder ticks again: a **tick in steady state**, which
   reads only the results recorded since the last.
@@ -144,9 +146,19 @@ def main(argv: list[str] | None = None) -> int:
 
         first = tick(r, name, settings)
         print(
-            f"first tick (reads every result once into the table): {first.seconds:.2f} s, "
-            f"{first.status}, {len(first.matches)} matches scheduled"
+            f"first tick (reads the oldest results into the table): {first.seconds:.2f} s, "
+            f"{first.status}, {len(first.matches)} matches scheduled, "
+            f"{first.behind:,} results left to read"
         )
+        behind = first.behind
+        while behind:
+            play_in_flight(r, name, rng)
+            report = tick(r, name, settings)
+            behind = report.behind
+            print(
+                f"  a tick that catches up: {report.seconds:.2f} s, {report.status}, "
+                f"{len(report.matches)} matches scheduled, {behind:,} results left to read"
+            )
         seconds = []
         for _ in range(args.rounds):
             played = play_in_flight(r, name, rng)

@@ -317,6 +317,44 @@ def test_the_table_kept_between_ticks_fits_as_every_result_does(r: redis.Redis) 
     assert again.wins.sum() == sum(len(res.games) for res in results)
 
 
+def test_a_read_is_bounded_and_the_next_reads_on(r: redis.Redis) -> None:
+    from arboretum_worker.ladder import fitdata
+
+    settings, _ = _ladder(r, bots=4, depth=6)
+    _played_rounds(r, settings, 3, seed=4)
+    total = int(r.zcard(store.Keys.elo_applied("lad")))
+    assert total > 4
+    whole = fitdata.update(r, "lad", limit=total)
+    assert whole.behind == 0
+    r.delete(store.Keys.ladder("lad", "fitdata"))
+    part = fitdata.update(r, "lad", limit=3)  # the 3 oldest results, the rest left
+    assert part.behind == total - 3
+    assert part.wins.sum() < whole.wins.sum()
+    r.set(store.Keys.ladder("lad", "fitdata"), part.to_bytes())
+    rest = fitdata.update(r, "lad", limit=total)  # reads on from where it stopped
+    assert rest.behind == 0 and rest.seq == whole.seq
+    order = [whole.versions.index(v) for v in rest.versions]
+    assert np.array_equal(rest.wins, whole.wins[np.ix_(order, order)])
+    # a tick says what it left to read
+    r.set(store.Keys.ladder("lad", "fitdata"), part.to_bytes())
+    for match in in_flight(r, "lad"):
+        _finish(r, match, np.random.default_rng(5))
+    report = tick(r, "lad", settings)
+    assert report.status == "scheduled"
+    assert report.behind == 0  # READ_LIMIT is far above this ladder's results
+
+
+def test_a_stored_result_that_is_not_one_is_named(r: redis.Redis) -> None:
+    from arboretum_worker.ladder import fitdata
+
+    settings, _ = _ladder(r, bots=3, depth=2)
+    _played_rounds(r, settings, 1, seed=6)
+    first = store.as_text(r.zrange(store.Keys.elo_applied("lad"), 0, 0)[0])
+    r.set(store.Keys.result(first), b"{not json")
+    with pytest.raises(store.StoreError, match=first):
+        fitdata.update(r, "lad")
+
+
 def test_a_pair_left_out_of_the_fit_is_left_out_of_the_ladders_fit(r: redis.Redis) -> None:
     from arboretum_worker.audit import exclusions
     from arboretum_worker.fit import fit_ratings

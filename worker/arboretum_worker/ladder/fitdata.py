@@ -21,7 +21,7 @@ choice at once.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +37,9 @@ __all__ = ["FitData", "fit_table", "keep_maximum", "load", "table", "update"]
 
 _READ_CHUNK = 1000
 _SAVE_EVERY = 50_000
+READ_LIMIT = 20_000
+"""The most results a tick reads (see :func:`update`): about 3 s of reading and parsing on an
+idle machine (docs/benchmarks.md, "A tick of a ladder")."""
 
 
 @dataclass
@@ -50,22 +53,27 @@ class FitData:
     """The last result sequence number counted."""
     maximum: dict[str, float] = field(default_factory=dict)
     """The last fit's strengths (natural units, not centred), where the next fit starts."""
+    behind: int = 0
+    """Results recorded but not read yet (a read is bounded, :func:`update`); not stored."""
 
     def add(self, results: Iterable[MatchResult]) -> None:
+        self.add_games((r.match_id, r.seats, [g.ranks for g in r.games]) for r in results)
+
+    def add_games(self, results: Iterable[tuple[str, Sequence[str], list[Sequence[int]]]]) -> None:
+        """Add results given as (match id, seats, each game's ranks)."""
         index = {v: i for i, v in enumerate(self.versions)}
         rows: list[tuple[int, int, float]] = []
-        for result in results:
-            if len(result.seats) != 2:
-                raise StoreError(f"a ladder's results are 2-player games: {result.match_id}")
+        for match_id, seats, games in results:
+            if len(seats) != 2:
+                raise StoreError(f"a ladder's results are 2-player games: {match_id}")
             ids = []
-            for v in result.seats:
+            for v in seats:
                 if v not in index:
                     index[v] = len(self.versions)
                     self.versions.append(v)
                 ids.append(index[v])
             i, j = ids
-            for game in result.games:
-                a, b = game.ranks
+            for a, b in games:
                 if a == b:
                     rows += [(i, j, 0.5), (j, i, 0.5)]
                 else:
@@ -98,12 +106,17 @@ def load(r: Any, name: str) -> FitData:
     return FitData() if raw is None else FitData.from_bytes(raw)
 
 
-def update(r: Any, name: str) -> FitData:
-    """The stored table with every result recorded since it was stored. It is stored again by
-    :func:`keep_maximum` after the fit, and on the way every :data:`_SAVE_EVERY` results, so
-    that a first read of a big ladder that is cut short keeps what it read."""
+def update(r: Any, name: str, *, limit: int | None = None) -> FitData:
+    """The stored table with the results recorded since it was stored, at most ``limit`` of
+    them (the oldest first; :data:`READ_LIMIT` by default), so that a tick's reading is bounded:
+    the first tick of a big ladder reads its first ``limit`` results, fits and schedules from
+    them, and each later tick reads on from there (``FitData.behind`` says how many are left).
+    The table is stored again by :func:`keep_maximum` after the fit, and on the way every
+    :data:`_SAVE_EVERY` results, so that a read that is cut short keeps what it read."""
     data = load(r, name)
-    found = r.zrangebyscore(Keys.elo_applied(name), f"({data.seq}", "+inf", withscores=True)
+    limit = READ_LIMIT if limit is None else limit
+    key = Keys.elo_applied(name)
+    found = r.zrangebyscore(key, f"({data.seq}", "+inf", start=0, num=limit, withscores=True)
     unsaved = 0
     for at in range(0, len(found), _READ_CHUNK):
         chunk = found[at : at + _READ_CHUNK]
@@ -112,13 +125,25 @@ def update(r: Any, name: str) -> FitData:
         missing = [m for m, raw in zip(ids, raws, strict=True) if raw is None]
         if missing:
             raise StoreError(f"result {missing[0]!r} is in the sequence but not stored")
-        data.add(MatchResult.from_json(raw) for raw in raws)
+        data.add_games(_games(m, raw) for m, raw in zip(ids, raws, strict=True))
         data.seq = int(max(score for _, score in chunk))
         unsaved += len(chunk)
         if unsaved >= _SAVE_EVERY:
             r.set(Keys.ladder(name, "fitdata"), data.to_bytes())
             unsaved = 0
+    data.behind = int(r.zcount(key, f"({data.seq}", "+inf")) if len(found) >= limit else 0
     return data
+
+
+def _games(match_id: str, raw: bytes) -> tuple[str, list[str], list[Sequence[int]]]:
+    """A stored result's seats and each game's ranks: only what the table needs (the whole
+    :class:`MatchResult` costs several times as much to build, on a first read of a big
+    ladder)."""
+    try:
+        d = json.loads(raw)
+        return match_id, list(d["seats"]), [tuple(g["ranks"]) for g in d["games"]]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise StoreError(f"result {match_id!r} is not a stored result: {exc}") from exc
 
 
 def table(r: Any, name: str, data: FitData) -> tuple[list[str], np.ndarray]:

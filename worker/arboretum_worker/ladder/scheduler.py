@@ -7,8 +7,10 @@ A tick (:func:`tick`), under the ladder's lock (:mod:`.state`):
 2. enqueues again any queued match of the ladder whose job is gone (a scheduler that died
    between storing a match and enqueueing it loses nothing);
 3. fits the ladder's games (the batch fit's model, made on a table of wins per pair that is kept
-   between ticks and to which a tick adds only the results recorded since the last,
-   :mod:`.fitdata`; the pairs an operator left out of the fit are left out) and asks the choice
+   between ticks and to which a tick adds only the results recorded since the last, at most
+   :data:`.fitdata.READ_LIMIT` of them, so that the first tick of a big ladder is bounded too
+   and the next ticks read on, :mod:`.fitdata`; the pairs an operator left out of the fit are
+   left out) and asks the choice
    function (:func:`.choice.choose`) for enough units to keep ``depth`` matches queued or
    running, knowing those in flight;
 4. hands out the units' numbers (:func:`.state.allocate`, only while it holds the lock) and
@@ -74,6 +76,8 @@ class TickReport:
     matches: list[str] = field(default_factory=list)
     requeued: int = 0
     in_flight: int = 0
+    behind: int = 0
+    """Results not yet read into the ladder's fit (the next ticks read on)."""
     seconds: float = 0.0
 
 
@@ -201,6 +205,7 @@ def _tick_locked(
     if len(active) < 2:
         return
     data = fitdata.update(r, name)
+    report.behind = data.behind
     versions, wins = fitdata.table(r, name, data)
     # One BLAS thread: a worker's tick runs beside other workers' matches, and OpenBLAS's
     # threads only spin against them (a 200 x 200 solve took 0.5 s instead of a few ms on a
