@@ -40,7 +40,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from arboretum_worker.keys import Keys
 
 from . import authorlog
-from .identity import request_author
+from .identity import AUTH_COOKIE, request_author
 
 __all__ = ["ENV", "RateLimitMiddleware", "RateLimits", "Verdict", "count"]
 
@@ -162,6 +162,32 @@ def _refusal(scope: Scope, verdict: Verdict) -> tuple[int, list[tuple[bytes, byt
     return 429, raw, body
 
 
+def _sends_token(request: Request) -> bool:
+    return "authorization" in request.headers or AUTH_COOKIE in request.cookies
+
+
+def _decide(
+    r: Any, request: Request, limits: RateLimits, write: bool
+) -> tuple[str | None, Verdict | None]:
+    """The request's author, and its count when it is counted (None: not counted, or Redis did
+    not answer)."""
+    try:
+        author = request_author(request)
+    except redis.exceptions.RedisError:
+        return None, None
+    scope = request.scope
+    if not limits.enabled or not (author is not None or write or scope["path"].startswith("/api/")):
+        return author, None
+    bucket = f"author-{author}" if author else _bucket_of_address(_address(scope))
+    bucket += "-w" if write else "-r"
+    try:
+        verdict = count(r, bucket, limits.limit(author is not None, write), limits.window_s)
+    except redis.exceptions.RedisError:
+        log.warning("rate limit not counted: Redis did not answer")
+        return author, None
+    return author, verdict
+
+
 class RateLimitMiddleware:
     """Counts each request of an author, every state-changing request and every anonymous API
     request; refuses those past their limit with 429; logs what authors change."""
@@ -177,28 +203,10 @@ class RateLimitMiddleware:
         limits: RateLimits = state.settings.rate_limits
         write = scope["method"] not in _READS
         request = Request(scope)
-        try:
-            author = await run_in_threadpool(request_author, request)
-        except redis.exceptions.RedisError:
-            await self.app(scope, receive, send)
-            return
-        counted = limits.enabled and (
-            author is not None or write or scope["path"].startswith("/api/")
-        )
-        verdict = None
-        if counted:
-            bucket = f"author-{author}" if author else _bucket_of_address(_address(scope))
-            bucket += "-w" if write else "-r"
-            try:
-                verdict = await run_in_threadpool(
-                    count,
-                    state.redis,
-                    bucket,
-                    limits.limit(author is not None, write),
-                    limits.window_s,
-                )
-            except redis.exceptions.RedisError:
-                log.warning("rate limit not counted: Redis did not answer")
+        author, verdict = None, None
+        if write or scope["path"].startswith("/api/") or _sends_token(request):
+            # one hop to a thread for both Redis reads (the author is then cached on the scope)
+            author, verdict = await run_in_threadpool(_decide, state.redis, request, limits, write)
         if verdict is not None and not verdict.allowed:
             status, headers, body = _refusal(scope, verdict)
             await send({"type": "http.response.start", "status": status, "headers": headers})
