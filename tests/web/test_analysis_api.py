@@ -12,11 +12,20 @@ from arboretum_web.demo import DemoData
 from arboretum_worker import analysis_jobs, store
 
 
+def _owners(r: redis.Redis, mid: str) -> list[str | None]:
+    record = store.get_match(r, mid)
+    assert record is not None
+    out: list[str | None] = []
+    for vid in record.seats:
+        version = store.get_version(r, vid)
+        bot = store.get_bot(r, version.name) if version else None
+        out.append(bot.owner if bot else None)
+    return out
+
+
 def _owned(r: redis.Redis, demo: DemoData) -> tuple[str, str]:
     for mid in demo.matches:
-        record = store.get_match(r, mid)
-        for vid in record.seats:
-            owner = store.get_bot(r, store.get_version(r, vid).name).owner
+        for owner in _owners(r, mid):
             if owner:
                 return mid, owner
     raise AssertionError("the demo has a match with an author's bot")
@@ -26,8 +35,7 @@ def test_only_a_seats_author_queues_it_and_it_is_read_back(
     client: Any, r: redis.Redis, demo: DemoData
 ) -> None:
     mid, owner = _owned(r, demo)
-    record = store.get_match(r, mid)
-    owners = {store.get_bot(r, store.get_version(r, v).name).owner for v in record.seats}
+    owners = set(_owners(r, mid))
     other = next(a for a in demo.tokens if a not in owners)
     url = f"/api/v1/matches/{mid}/games/0/analysis"
     assert client.get(url).json() == {"match": mid, "game": 0, "status": "none"}
