@@ -45,7 +45,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import IO, NoReturn
 
 from arboretum import Decision, DecisionKind, GameResult, SeatView
 
@@ -97,6 +97,129 @@ class _Overlong:
         self.start = start
 
 
+class _Pipes:
+    """The child's stdin and stdout, both non-blocking. What is sent waits in a backlog, written
+    as the pipe takes it; what the child writes is read into a buffer and taken a line at a time
+    (blank lines skipped; a line over the protocol's limit stands as an :class:`_Overlong`, its
+    bytes dropped)."""
+
+    def __init__(self) -> None:
+        self._stdin_file: IO[bytes] | None = None
+        self.stdin = -1
+        self.stdout = -1
+        self.buffer = bytearray()
+        self.skipping = False
+        self.backlog = bytearray()
+        self.stdin_closed = False
+        self.eof = False
+        self.lines_read = 0
+
+    def open(self, stdin: IO[bytes], stdout: IO[bytes]) -> None:
+        self._stdin_file = stdin
+        self.stdin = stdin.fileno()
+        self.stdout = stdout.fileno()
+        os.set_blocking(self.stdin, False)
+        os.set_blocking(self.stdout, False)
+
+    # ------------------------------------------------------------------ writing
+
+    def send(self, data: bytes) -> int:
+        """Queue ``data`` and write what the pipe takes now; the bytes still waiting."""
+        self.backlog += data
+        self.flush()
+        return len(self.backlog)
+
+    def flush(self) -> None:
+        while self.backlog and not self.stdin_closed:
+            try:
+                written = os.write(self.stdin, self.backlog)
+            except BlockingIOError:
+                return
+            except OSError:  # the child closed its stdin (or exited): nothing more goes there
+                self.backlog.clear()
+                self.close_stdin()
+                return
+            del self.backlog[:written]
+
+    def flush_until(self, deadline: float) -> None:
+        """Write what is waiting, until ``deadline`` (on ``time.monotonic``) at the latest."""
+        while self.backlog and not self.stdin_closed and time.monotonic() < deadline:
+            with contextlib.suppress(OSError, ValueError):
+                select.select([], [self.stdin], [], max(0.0, deadline - time.monotonic()))
+            self.flush()
+
+    def close_stdin(self) -> None:
+        if not self.stdin_closed and self._stdin_file is not None:
+            self.stdin_closed = True
+            with contextlib.suppress(OSError):
+                self._stdin_file.close()
+
+    # ------------------------------------------------------------------ reading
+
+    def fill(self, timeout: float) -> None:
+        """Wait up to ``timeout`` for stdout (flushing stdin meanwhile); read what is there."""
+        if self.eof:
+            return
+        writers = [self.stdin] if self.backlog and not self.stdin_closed else []
+        try:
+            readable, writable, _ = select.select([self.stdout], writers, [], max(0.0, timeout))
+        except (OSError, ValueError):
+            self.eof = True
+            return
+        if writable:
+            self.flush()
+        if readable:
+            self.read_available()
+
+    def read_available(self) -> None:
+        while not self.eof:
+            try:
+                chunk = os.read(self.stdout, _READ)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self.eof = True
+                return
+            self.buffer += chunk
+            if len(chunk) < _READ:
+                return
+
+    def take_line(self) -> bytes | _Overlong | None:
+        """The next complete line in the buffer (without its newline), an :class:`_Overlong`,
+        or None. Blank lines are skipped."""
+        limit = lines.MAX_LINE_BYTES
+        while True:
+            buffer = self.buffer
+            end = buffer.find(b"\n")
+            if self.skipping:
+                if end < 0:
+                    buffer.clear()
+                    return None
+                del buffer[: end + 1]
+                self.skipping = False
+                continue
+            if end < 0:
+                if len(buffer) >= limit:
+                    overlong = _Overlong(len(buffer), bytes(buffer[:80]))
+                    buffer.clear()
+                    self.skipping = True
+                    self.lines_read += 1
+                    return overlong
+                return None
+            raw = bytes(buffer[:end])
+            del buffer[: end + 1]
+            if raw.endswith(b"\r"):
+                raw = raw[:-1]
+            if not raw.strip():
+                continue
+            self.lines_read += 1
+            if len(raw) + 1 > limit:
+                return _Overlong(len(raw) + 1, raw[:80])
+            return raw
+
+
 class StdioBot(Bot):
     """A bot that is a command speaking the line protocol; see the module's docstring."""
 
@@ -128,13 +251,7 @@ class StdioBot(Bot):
         """Called (from a thread of its own) with the reason when the child exits while no
         decision is pending and the match has not ended."""
         self._proc: subprocess.Popen[bytes] | None = None
-        self._stdin = -1
-        self._stdout = -1
-        self._buffer = bytearray()
-        self._skipping = False
-        self._backlog = bytearray()
-        self._stdin_closed = False
-        self._eof = False
+        self._pipes = _Pipes()
         self._closing = False
         self._asking = False
         self._crash: str | None = None
@@ -142,7 +259,6 @@ class StdioBot(Bot):
         self._threads: list[threading.Thread] = []
         self._stderr_copier: threading.Thread | None = None
         self._stderr: StderrCopier | None = None
-        self.lines_read = 0
 
     # ------------------------------------------------------------------ the child
 
@@ -176,10 +292,7 @@ class StdioBot(Bot):
             ) from None
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         self._proc = proc
-        self._stdin = proc.stdin.fileno()
-        self._stdout = proc.stdout.fileno()
-        os.set_blocking(self._stdin, False)
-        os.set_blocking(self._stdout, False)
+        self._pipes.open(proc.stdin, proc.stdout)
         self._stderr = StderrCopier(proc.stderr.fileno(), self.stderr_cap)
         for target, what in ((self._stderr.run, "stderr"), (self._wait_child, "wait")):
             thread = threading.Thread(target=target, name=f"arena-stdio-{what}", daemon=True)
@@ -197,11 +310,8 @@ class StdioBot(Bot):
             return None
         self._closing = True
         deadline = time.monotonic() + grace
-        while self._backlog and not self._stdin_closed and time.monotonic() < deadline:
-            with contextlib.suppress(OSError, ValueError):
-                select.select([], [self._stdin], [], max(0.0, deadline - time.monotonic()))
-            self._flush()
-        self._close_stdin()
+        self._pipes.flush_until(deadline)
+        self._pipes.close_stdin()
         try:
             code = proc.wait(max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
@@ -225,12 +335,6 @@ class StdioBot(Bot):
                 if stream is not None:
                     stream.close()
 
-    def _close_stdin(self) -> None:
-        if not self._stdin_closed and self._proc is not None and self._proc.stdin is not None:
-            self._stdin_closed = True
-            with contextlib.suppress(OSError):
-                self._proc.stdin.close()
-
     def _wait_child(self) -> None:
         proc = self._proc
         assert proc is not None
@@ -247,95 +351,20 @@ class StdioBot(Bot):
         if self.on_exit is not None:
             self.on_exit(reason)
 
-    # ------------------------------------------------------------------ writing
+    # ------------------------------------------------------------------ the pipes
+
+    @property
+    def lines_read(self) -> int:
+        """Lines read from the child's stdout so far (blank ones aside)."""
+        return self._pipes.lines_read
 
     def _send(self, data: bytes) -> None:
-        if self._stdin_closed or self._proc is None:
+        if self._pipes.stdin_closed or self._proc is None:
             return
-        self._backlog += data
-        self._flush()
-        if len(self._backlog) > MAX_BACKLOG:
-            self._crash = (
-                f"the bot's command does not read its stdin ({len(self._backlog)} bytes waiting)"
-            )
+        waiting = self._pipes.send(data)
+        if waiting > MAX_BACKLOG:
+            self._crash = f"the bot's command does not read its stdin ({waiting} bytes waiting)"
             self._kill()
-
-    def _flush(self) -> None:
-        while self._backlog and not self._stdin_closed:
-            try:
-                written = os.write(self._stdin, self._backlog)
-            except BlockingIOError:
-                return
-            except OSError:  # the child closed its stdin (or exited): nothing more goes there
-                self._backlog.clear()
-                self._close_stdin()
-                return
-            del self._backlog[:written]
-
-    # ------------------------------------------------------------------ reading
-
-    def _fill(self, timeout: float) -> None:
-        """Wait up to ``timeout`` for stdout (flushing stdin meanwhile); read what is there."""
-        if self._eof:
-            return
-        writers = [self._stdin] if self._backlog and not self._stdin_closed else []
-        try:
-            readable, writable, _ = select.select([self._stdout], writers, [], max(0.0, timeout))
-        except (OSError, ValueError):
-            self._eof = True
-            return
-        if writable:
-            self._flush()
-        if readable:
-            self._read_available()
-
-    def _read_available(self) -> None:
-        while not self._eof:
-            try:
-                chunk = os.read(self._stdout, _READ)
-            except BlockingIOError:
-                return
-            except OSError:
-                chunk = b""
-            if not chunk:
-                self._eof = True
-                return
-            self._buffer += chunk
-            if len(chunk) < _READ:
-                return
-
-    def _take_line(self) -> bytes | _Overlong | None:
-        """The next complete line in the buffer (without its newline), an :class:`_Overlong`,
-        or None. Blank lines are skipped."""
-        limit = lines.MAX_LINE_BYTES
-        while True:
-            buffer = self._buffer
-            end = buffer.find(b"\n")
-            if self._skipping:
-                if end < 0:
-                    buffer.clear()
-                    return None
-                del buffer[: end + 1]
-                self._skipping = False
-                continue
-            if end < 0:
-                if len(buffer) >= limit:
-                    overlong = _Overlong(len(buffer), bytes(buffer[:80]))
-                    buffer.clear()
-                    self._skipping = True
-                    self.lines_read += 1
-                    return overlong
-                return None
-            raw = bytes(buffer[:end])
-            del buffer[: end + 1]
-            if raw.endswith(b"\r"):
-                raw = raw[:-1]
-            if not raw.strip():
-                continue
-            self.lines_read += 1
-            if len(raw) + 1 > limit:
-                return _Overlong(len(raw) + 1, raw[:80])
-            return raw
 
     def _crashed(self) -> BotCrashed:
         proc = self._proc
@@ -389,16 +418,17 @@ class StdioBot(Bot):
     def _drain(self) -> int:
         """Read what the child wrote since the last decision: late answers are dropped, any
         other line was written out of turn. Returns how many were."""
-        self._read_available()
+        pipes = self._pipes
+        pipes.read_available()
         out_of_turn = 0
-        while (raw := self._take_line()) is not None:
+        while (raw := pipes.take_line()) is not None:
             late = self._late(raw)
             if late is not None:
                 log.info("line %d: dropped a late answer to decision %d", self.lines_read, late)
                 continue
             out_of_turn += 1
             log.warning("line %d: %s: %s", self.lines_read, _OUT_OF_TURN, _describe(raw))
-        if self._eof:
+        if pipes.eof:
             raise self._crashed()
         return out_of_turn
 
@@ -415,10 +445,11 @@ class StdioBot(Bot):
     def _answer(self, number: int, view: SeatView, deadline: float, limit_ms: int) -> Decision:
         kind = view.kind
         discard_required = kind is DecisionKind.PLAY and view.discard_required
+        pipes = self._pipes
         while True:
-            raw = self._take_line()
+            raw = pipes.take_line()
             if raw is None:
-                if self._eof:
+                if pipes.eof:
                     raise self._crashed()
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -427,7 +458,7 @@ class StdioBot(Bot):
                         f"the bot's command did not answer within {limit_ms} ms; the referee "
                         "times the decision out"
                     )
-                self._fill(left)
+                pipes.fill(left)
                 continue
             if isinstance(raw, _Overlong):
                 self._refuse(
