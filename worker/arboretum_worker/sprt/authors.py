@@ -202,15 +202,18 @@ def cancel_author_test(r: redis.Redis, author: str | None, test_id: str) -> Leag
 
 
 def after_batch(r: redis.Redis, test: LeagueTest | None) -> None:
-    """Once an author's test has ended: its units still waiting are dropped, and its author is
-    notified (once: the one call site of the ``test.finished`` webhook)."""
+    """Once an author's test has ended: its units still waiting for release are dropped, and its
+    author is notified (once: the one call site of the ``test.finished`` webhook)."""
     if test is None or not test.author or test.status is TestStatus.RUNNING:
         return
     if not r.hsetnx(store.Keys.sprt(test.id), "notified", "1"):
         return
-    from ..units import cancel_units
+    from ..units import cancel_units, get_unit
 
-    cancel_units(r, _units(r, test))
+    # Only those still waiting: a released one runs and returns at once (the test is over),
+    # and one of them may be the job calling this.
+    waiting = [u for u in _units(r, test) if (unit := get_unit(r, u)) and unit.state == "pending"]
+    cancel_units(r, waiting)
     payload = {
         "test": test.id,
         "status": test.status.value,
