@@ -59,6 +59,9 @@ def test_a_fallback_and_a_shorter_game_differ() -> None:
     _decisions(faulted)[4]["fault"] = {"kind": "timeout", "reason": "took 2 s"}
     found = compare_games(stored, faulted)
     assert found is not None and found.decision == 4
+    assert (
+        found.step == [i for i, s in enumerate(stored["steps"]) if s["kind"] in ("draw", "play")][4]
+    )
     assert found.rerun.endswith("(fallback after a timeout fault)")
     reworded = copy.deepcopy(faulted)
     _decisions(reworded)[4]["fault"]["reason"] = "took 3 s"  # the wording is not compared
@@ -83,6 +86,14 @@ def test_report_text() -> None:
     assert (
         "game 1: differs at decision 17 of 81 (turn 5, seat 1 (b@2)): "
         "stored 'draw deck', re-run 'draw pile 0'" in text
+    )
+    # with the replay's step number, as the viewer, the faults JSON and arena match logs --step
+    report.games[1] = GameCheck(
+        1, 81, Difference(17, 5, 1, "draw deck", "draw pile 0", step=18), (2, 1), (1, 2)
+    )
+    assert (
+        "game 1: differs at step 18 (decision 17 of 81, turn 5, seat 1 (b@2)): "
+        in format_report(report, ["a@1", "b@2"])
     )
 
 

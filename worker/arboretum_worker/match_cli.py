@@ -95,6 +95,24 @@ def register(subparsers: Any, common: argparse.ArgumentParser) -> None:
     )
     p.add_argument("match_id", metavar="MATCH", help=match_help)
     p.set_defaults(handler=cmd_match_rerun)
+    p = msub.add_parser(
+        "analyze",
+        parents=[common],
+        help="queue a stored game's analysis on the workers, or print it once done",
+        description="The analysis of a stored game (docs/analysis.md): queued on the workers' "
+        "lowest-priority queue (arena-analysis) unless queued, running or done already; once "
+        "done, printed as arena replay analyze prints it.",
+    )
+    p.add_argument("match_id", metavar="MATCH", help="the match id")
+    p.add_argument("--game", type=argtypes.non_negative, default=0, metavar="G", help="from 0")
+    p.add_argument("--json", action="store_true", help="print the done analysis as JSON")
+    p.set_defaults(handler=cmd_match_analyze)
+
+
+def cmd_match_analyze(args: argparse.Namespace) -> int:
+    from .analysis_cli import analyze
+
+    return analyze(args)
 
 
 def _match_record(r: Any, match_id: str) -> Any:
@@ -203,6 +221,10 @@ def cmd_match_logs(args: argparse.Namespace) -> int:
 
     if args.bot is None and args.step is None:
         return fail("give --bot NAME (or --step N)", EXIT_USAGE)
+    if args.step is not None and remote(args):
+        from arboretum_sdk.steplines import remote_step
+
+        return remote_step(args)
     if remote(args):
         from arboretum_sdk import authorcli
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 from arboretum_sdk import argtypes
 from arboretum_sdk.clitools import fail
+from arboretum_sdk.steplines import print_lines, step_header, step_problem
 
 from . import botoutput, replays
 
@@ -46,45 +46,23 @@ def print_step(
     r: Any, record: Any, step: int, game: int, seats: list[int] | None, label: str
 ) -> int:
     """Print the lines of step ``step`` of game ``game``; ``seats``, when given, are the seats
-    ``--bot`` named (the step must be one of theirs). ``label(seat)`` names a seat's bot."""
+    ``--bot`` named (the step must be one of theirs), ``label`` what it said."""
     steps = _replay_steps(r, record.id, game)
     if steps is None:
         games = replays.replay_games(r, record.id)
         have = f" (games with a replay: {', '.join(map(str, games))})" if games else ""
         return fail(f"no replay of game {game} of match {record.id}{have}")
-    if step >= len(steps):
-        last = f"steps 0-{len(steps) - 1}" if steps else "no steps"
-        return fail(f"step {step} is out of range: game {game} of match {record.id} has {last}")
+    problem = step_problem(steps, step, game, record.id, seats, label)
+    if problem is not None:
+        return fail(problem)
     found = steps[step]
-    seat = int(found.get("seat", -1))
-    kind = str(found.get("kind", "?"))
-    if kind not in ("draw", "play") or found.get("note"):
-        return fail(
-            f"step {step} of game {game} is a {kind} of seat {seat}, not a decision: "
-            "no bot output belongs to it"
-        )
-    if seats is not None and seat not in seats:
-        return fail(f"step {step} of game {game} is seat {seat}'s decision, not {label}'s")
-    fault = (found.get("fault") or {}).get("kind")
-    print(
-        f"--- game {game}, step {step} (turn {found.get('turn')}, {kind}), seat {seat}"
-        + (f", fault {fault}" if fault else "")
-    )
-    if fault == "forfeited":
-        print("(the seat had forfeited: the fallback played this step, no bot was asked)")
-        return 0
+    print(step_header(found, step, game))
+    seat = int(found["seat"])
     doc = botoutput.get_output(r, record.id, seat)
-    if doc is None:
+    if doc is None and (found.get("fault") or {}).get("kind") != "forfeited":
         return fail(
             f"match {record.id} has no output per decision for seat {seat} "
             f"(status {record.status.value}; matches played before it was kept have none)"
         )
-    entry = next(
-        (e for e in botoutput.game_output(doc, game)["steps"] if e.get("step") == step), None
-    )
-    if entry is None or not entry.get("lines"):
-        print("(the bot printed nothing during this step)", file=sys.stderr)
-        return 0
-    for line in entry["lines"]:
-        print(line)
+    print_lines(found, botoutput.game_output(doc, game), step)
     return 0

@@ -48,6 +48,9 @@ class Difference:
     stored: str
     """The stored decision, as text (``draw deck``, ``play OA5 0,1 discard JA3``, ...)."""
     rerun: str
+    step: int | None = None
+    """Its index in the stored replay's ``steps`` (the replay's and the viewer's number), or in
+    the re-run's when the stored game had ended."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,12 @@ def _decisions(replay: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [s for s in replay.get("steps", []) if s.get("kind") in ("draw", "play")]
 
 
+def _decision_steps(replay: Mapping[str, Any]) -> list[int]:
+    """The replay step index of each of its decisions."""
+    steps = replay.get("steps", [])
+    return [i for i, s in enumerate(steps) if s.get("kind") in ("draw", "play")]
+
+
 def _key(step: Mapping[str, Any]) -> tuple[Any, ...]:
     fault = step.get("fault")
     return (*(json.dumps(step.get(f)) for f in _COMPARED), fault.get("kind") if fault else None)
@@ -111,7 +120,9 @@ def compare_games(stored: Mapping[str, Any], rerun: Mapping[str, Any]) -> Differ
         if x is not None and y is not None and _key(x) == _key(y):
             continue
         where = x or y or {}
-        return Difference(index, where.get("turn"), where.get("seat"), _text(x), _text(y))
+        steps = _decision_steps(stored if x is not None else rerun)
+        step = steps[index] if index < len(steps) else None
+        return Difference(index, where.get("turn"), where.get("seat"), _text(x), _text(y), step)
     return None
 
 
@@ -195,8 +206,13 @@ def format_report(report: RerunReport, labels: Sequence[str]) -> str:
             )
             continue
         seat = f"seat {d.seat} ({labels[d.seat]})" if d.seat is not None else "?"
+        at = (
+            f"step {d.step} (decision {d.decision} of {g.decisions}, "
+            if d.step is not None
+            else (f"decision {d.decision} of {g.decisions} (")
+        )
         lines.append(
-            f"game {g.game}: differs at decision {d.decision} of {g.decisions} "
-            f"(turn {d.turn}, {seat}): stored {d.stored!r}, re-run {d.rerun!r}"
+            f"game {g.game}: differs at {at}turn {d.turn}, {seat}): "
+            f"stored {d.stored!r}, re-run {d.rerun!r}"
         )
     return "\n".join(lines)
