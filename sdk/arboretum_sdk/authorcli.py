@@ -281,6 +281,50 @@ def register(subparsers: Any, groups: dict[str, Any] | None = None) -> None:
     p.add_argument("--list", action="store_true", help="list your challenges, newest first")
     add_server_options(p, redis_too=False)
     p.set_defaults(handler=cmd_challenge)
+    if groups and "bot" in groups:
+        _register_prefs(groups["bot"])
+
+
+def _register_prefs(bot_sub: Any) -> None:
+    p = bot_sub.add_parser(
+        "prefs",
+        help="your bot's settings on a league: challenges accepted, results public",
+        description="Show your bot's settings on the league's web server, or change them: "
+        "decline (or accept again) challenges to it, keep the results of challenges it plays "
+        "private to the authors involved (or public).",
+    )
+    p.add_argument("name", metavar="NAME", help="your bot's name")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument(
+        "--decline-challenges", action="store_true", help="challenges to this bot are refused"
+    )
+    g.add_argument("--accept-challenges", action="store_true", help="challenges are accepted")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument(
+        "--private-results",
+        action="store_true",
+        help="its challenges' results are for the authors involved only",
+    )
+    g.add_argument("--public-results", action="store_true", help="they may be public")
+    add_server_options(p, redis_too=False)
+    p.set_defaults(handler=cmd_prefs)
+
+
+def cmd_prefs(args: argparse.Namespace) -> int:
+    client = client_of(args)
+    body: dict[str, bool] = {}
+    if args.decline_challenges or args.accept_challenges:
+        body["accept_challenges"] = bool(args.accept_challenges)
+    if args.private_results or args.public_results:
+        body["public_results"] = bool(args.public_results)
+    path = f"/bots/{quote(args.name)}/prefs"
+    prefs = _call(
+        partial(client.call, "PUT", path, body=body) if body else partial(client.get, path)
+    )
+    accepts = "accepts" if prefs["accept_challenges"] else "declines"
+    public = "public" if prefs["public_results"] else "private"
+    print(f"bot {prefs['bot']}: {accepts} challenges, its results {public}")
+    return 0
 
 
 def _challenge_line(c: dict[str, Any]) -> str:

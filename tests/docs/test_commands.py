@@ -71,6 +71,8 @@ EXPECTED: dict[str, dict[str, list[str]]] = {
         "arena league status summer": ["versions (", "scheduled"],
         "arena bot submit mybot2.py": ["it enters ladder summer"],
         "arena league join summer": ["lookahead@"],
+        "arena league open summer": ["ladder summer: open to authors"],
+        "arena league leave summer": ["lookahead@", "left"],
         "arena league close summer": ["ladder summer: closed"],
         "arena league status spring --watch": ["(100%)"],
         "arena leaderboard --league spring": ["mybot", "greedy", "random"],

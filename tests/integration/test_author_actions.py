@@ -26,7 +26,7 @@ from arboretum_worker.ladder import state
 from .conftest import ARENA, Arena, kill_tree
 from .test_league import submit_builtin
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
 
 ALPHA = b"from arboretum_sdk.bots.greedy import GreedyBot\n\n\nclass Alpha(GreedyBot):\n    pass\n"
 BETA = (
@@ -159,7 +159,8 @@ def test_two_authors_do_everything_themselves_and_nothing_to_each_other(
     arena.start_worker()
     arena.start_worker()
     arena.wait_workers(2)
-    arena.run("league", "create", "lad", "--ladder", "--bots", "random", "greedy", "--depth", "4")
+    arena.run("league", "create", "lad", "--ladder", "--bots", "random", "greedy", "--depth", "4",
+              "--deals-per-series", "1")  # fmt: skip
     before = _ladder_state(arena)
     site.refused("alice", "league", "join", "lad", "alpha", status=403, says="not open to authors")
     arena.run("league", "open", "lad")
@@ -190,6 +191,15 @@ def test_two_authors_do_everything_themselves_and_nothing_to_each_other(
     replay = tmp_path / "replay.json"
     site.author("bob", "match", "replay", match_id, "--game", "0", "-o", str(replay))
     assert json.loads(replay.read_text())["steps"]
+    # One step's output, by the replay's numbers: alpha's own step, for its author only.
+    doc = json.loads(replay.read_text())
+    seat = next(s["seat"] for s in doc["seats"] if s["bot"].startswith("alpha@"))
+    step = next(
+        i for i, s in enumerate(doc["steps"]) if s["seat"] == seat and s["kind"] in ("draw", "play")
+    )
+    out = site.author("alice", "match", "logs", match_id, "--step", str(step)).stdout
+    assert out.startswith(f"--- game 0, step {step} (turn {doc['steps'][step]['turn']}, ")
+    site.refused("bob", "match", "logs", match_id, "--step", str(step), status=403, says="author")
     site.refused("alice", "match", "show", "nosuchmatch", status=404, says="no match")
 
     # Leaving: one's own bot only; then the operator closes the ladder.
@@ -198,3 +208,47 @@ def test_two_authors_do_everything_themselves_and_nothing_to_each_other(
     site.refused("alice", "league", "leave", "lad", "alpha", status=409, says="not in ladder")
     arena.run("league", "close", "lad")
     site.refused("alice", "league", "join", "lad", "alpha", status=409, says="closed")
+
+    # Challenges: alpha against bob's beta, followed to its end; bob sees it, cannot cancel it.
+    versions = site.author("alice", "bot", "versions", "alpha").stdout.splitlines()
+    v1, v2 = (line.split()[1] for line in versions[2:4])
+    done = site.author("alice", "challenge", "alpha", "beta", "--deals", "1", "--follow")
+    challenge_id = done.stdout.splitlines()[0]
+    assert ": finished, 2 of 2 matches played" in done.stdout, done.stdout
+    assert "alpha@" in done.stdout and "beta@" in done.stdout
+    seen = site.author("bob", "challenge", "--show", challenge_id).stdout
+    assert f"challenge {challenge_id}: finished" in seen
+    assert challenge_id in site.author("bob", "challenge", "--list").stdout
+    site.refused("bob", "challenge", "--cancel", challenge_id, status=403, says="not yours")
+    assert site.api(f"/challenges/{challenge_id}")["status"] == "finished"
+    replay = site.api(f"/challenges/{challenge_id}/matches/0/games/0/replay")
+    assert replay["steps"]
+    site.refused("alice", "challenge", "alpha", "alpha", status=400, says="itself")
+    site.refused("alice", "challenge", "alpha", "nosuchbot", status=404, says="nosuchbot")
+    site.refused("bob", "challenge", "alpha", "beta", status=403, says="not yours")
+    site.refused("alice", "bot", "prefs", "beta", "--decline-challenges", status=403,
+                 says="not yours")  # fmt: skip
+    assert "declines" in site.author("bob", "bot", "prefs", "beta", "--decline-challenges").stdout
+    site.refused("alice", "challenge", "alpha", "beta", status=403, says="declines")
+    assert "accepts" in site.author("bob", "bot", "prefs", "beta", "--accept-challenges").stdout
+    site.refused("alice", "challenge", "alpha", "beta", "random", "greedy", "--deals", "1",
+                 status=429, says="more than the 12")  # fmt: skip
+    own = site.author("alice", "challenge", f"alpha@{v2}", f"alpha@{v1}").stdout.split()[0]
+    assert "cancelled" in site.author("alice", "challenge", "--cancel", own).stdout
+
+    # A sequential test of alice's two versions, followed to its verdict; bob cannot touch it.
+    bounds = ("--elo0", "0", "--elo1", "50", "--max-pairs", "4")
+    site.refused("alice", "sprt", f"alpha@{v2}", f"alpha@{v1}", "--max-pairs", "100000",
+                 status=400, says="max_pairs must be 1 to")  # fmt: skip
+    site.refused("bob", "sprt", f"alpha@{v2}", f"alpha@{v1}", *bounds, status=403, says="not yours")
+    ran = site.author("alice", "sprt", f"alpha@{v2}", f"alpha@{v1}", *bounds)
+    test_id = ran.stdout.splitlines()[0]
+    assert f"test {test_id} finished" in ran.stdout, ran.stdout + ran.stderr
+    test = site.api(f"/sprt/{test_id}")
+    assert test["author"] == "alice" and test["pairs"] == 4 and test["matches"]
+    site.refused("bob", "sprt", "--cancel", test_id, status=403, says="not yours")
+    detached = site.author("alice", "sprt", f"alpha@{v2}", f"alpha@{v1}", "--max-pairs", "400",
+                           "--detach")  # fmt: skip
+    other = detached.stdout.split()[0]
+    assert "cancelled" in site.author("alice", "sprt", "--cancel", other).stdout
+    assert site.api(f"/sprt/{other}")["status"] == "cancelled"
