@@ -65,3 +65,17 @@ def test_no_such_game_or_match_is_404(client: Any, demo: DemoData) -> None:
         f"/api/v1/matches/{mid}/games/99/analysis", headers={"Authorization": f"Bearer {token}"}
     )
     assert resp.status_code == 404
+
+
+def test_the_operator_queues_it_with_the_cli(
+    r: redis.Redis, demo: DemoData, redis_server_url: str, capsys: Any
+) -> None:
+    from arboretum_sdk.cli import main
+
+    mid = demo.matches[0]
+    assert main(["match", "analyze", mid, "--redis-url", redis_server_url]) == 0
+    out = capsys.readouterr().out
+    assert f"analysis of match {mid} game 0: queued on queue 'arena-analysis'" in out
+    assert Queue("arena-analysis", connection=r).count == 1
+    assert main(["match", "analyze", "nope", "--redis-url", redis_server_url]) == 1
+    assert "arena: no match 'nope'" in capsys.readouterr().err
