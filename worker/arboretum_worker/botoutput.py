@@ -43,6 +43,7 @@ GAME_LINES = 2000
 LINE_CHARS = 1000
 """Characters kept per line; a longer line is cut, and says how much."""
 VERSION = 1
+_DECISION = re.compile(r"\bdecision (\d+)\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +161,9 @@ class _Splitter:
             game.between.append(text)
             return
         # The SDK's own messages name the referee's decision number: say the replay's instead.
-        text = re.sub(rf"\bdecision {self.number}\b", f"step {current.step}", text)
+        if "decision " in text:
+            number, step = str(self.number), f"step {current.step}"
+            text = _DECISION.sub(lambda m: step if m[1] == number else m[0], text)
         if not self.headed:
             self.headed = True
             self.log.append(
