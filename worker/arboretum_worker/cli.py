@@ -50,7 +50,11 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         "worker",
         parents=[common],
         help="run a league worker (rq)",
-        description="Run an rq worker on the league queue (ARENA_QUEUE, default 'arena'). "
+        description="Run an rq worker on the league queue (ARENA_QUEUE, default 'arena') and "
+        "the others named from it, highest priority first: webhooks, the league's, authors' "
+        "challenges, authors' tests, casual, analysis (ARENA_QUEUES=KIND,... listens to some); "
+        "leagues keep ARENA_LADDER_SHARE (0.5) of the busy workers, and authors' work is "
+        "released round robin, one unit per author at a time. "
         "Like `rq worker arena --url $REDIS_URL --maintenance-interval 10`, with a short "
         "heartbeat margin so a killed worker's match is re-queued within about 30 s. "
         "Redis unreachable, at start or later, for any length of time: the worker says so in "
@@ -60,7 +64,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         "finish, then is handed back to the queue, as is at once on a second SIGTERM. "
         "Settings: docs/league.md.",
     )
-    p.add_argument("--burst", action="store_true", help="stop when the queue is empty")
+    p.add_argument("--burst", action="store_true", help="stop when the queues are empty")
     p.add_argument(
         "--name",
         help="worker name, unique among the running workers "
