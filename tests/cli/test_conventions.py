@@ -47,6 +47,8 @@ OWN_DEFAULTS = {
     ("--redis-url", "web author rotate"): "a value given to `arena web` is kept",
     ("--redis-url", "web author remove"): "a value given to `arena web` is kept",
     ("--redis-url", "web author list"): "a value given to `arena web` is kept",
+    ("--redis-url", "web main-board"): "a value given to `arena web` is kept",
+    ("--redis-url", "web audit-log"): "a value given to `arena web` is kept",
     # Required where the command cannot guess.
     ("--games", "simulate"): "arena simulate needs the number of games (required)",
     ("--players", "simulate"): "arena simulate needs the player count (required)",

@@ -10,17 +10,12 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from arboretum_sdk import argtypes
 from arboretum_sdk.clitools import fail
 
 __all__ = ["register"]
 
 Client = Callable[[argparse.Namespace], Any]
-
-
-def _positive(text: str) -> int:
-    if not text.isdigit() or not 1 <= int(text) <= 100_000:
-        raise argparse.ArgumentTypeError(f"a number of entries from 1 to 100000, not {text!r}")
-    return int(text)
 
 
 def register(wsub: Any, common: argparse.ArgumentParser, client: Client) -> None:
@@ -44,7 +39,9 @@ def register(wsub: Any, common: argparse.ArgumentParser, client: Client) -> None
         "what, when, the HTTP status), newest first.",
     )
     p.add_argument("--author", metavar="NAME", help="only this author's entries")
-    p.add_argument("--limit", type=_positive, default=50, metavar="N", help="entries (default 50)")
+    p.add_argument(
+        "--limit", type=argtypes.positive, default=50, metavar="N", help="entries (default 50)"
+    )
     p.add_argument("--json", action="store_true", help="one JSON object a line")
     p.set_defaults(handler=lambda args: cmd_audit_log(args, client))
 
