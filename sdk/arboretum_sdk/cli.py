@@ -152,8 +152,12 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
-def build_parser(plugins: bool = True) -> argparse.ArgumentParser:
-    """The whole command tree. With ``plugins=False`` only the SDK's own commands are there."""
+Plugin = tuple[str, str, dict[str, str]]
+
+
+def build_parser(plugins: bool | Sequence[Plugin] = True) -> argparse.ArgumentParser:
+    """The whole command tree. With ``plugins=False`` only the SDK's own commands are there; with
+    a list of :data:`PLUGINS` entries, the SDK's and those plugins' (:func:`plugins_for`)."""
     parser = ArenaParser(
         prog="arena",
         description="Arboretum Arena: the rules engine, bots, referee and league.",
@@ -214,7 +218,8 @@ def build_parser(plugins: bool = True) -> argparse.ArgumentParser:
     groups["bot"] = bot_sub
     _register_sdk_bot_commands(bot_sub)
 
-    for module_name, distribution, commands in PLUGINS if plugins else ():
+    chosen = PLUGINS if plugins is True else plugins or ()
+    for module_name, distribution, commands in chosen:
         try:
             module = importlib.import_module(module_name)
         except ImportError as exc:
@@ -304,12 +309,26 @@ def needs_plugins(argv: Sequence[str]) -> bool:
     return not any(words[: len(path)] == path for path in SDK_ONLY)
 
 
+def plugins_for(argv: Sequence[str]) -> list[Plugin]:
+    """The plugins whose commands parsing ``argv`` needs: none for the SDK's own commands; only
+    the one that owns the command when ``argv`` starts with a command of one plugin only
+    (``arena league run`` registers the league's commands, not the referee's or the web's); all
+    of them otherwise (help, the ``bot`` group that several fill, a word no table names)."""
+    if not needs_plugins(argv):
+        return []
+    first = argv[0] if argv and not argv[0].startswith("-") else None
+    owners = [p for p in PLUGINS if any(path.split()[0] == first for path in p[2])]
+    if first is None or first == "bot" or len(owners) != 1:
+        return list(PLUGINS)
+    return owners
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # Before anything imports gRPC: the transport settings of the arena's processes.
     grpc_setup.apply()
     if argv is None:
         argv = sys.argv[1:]
-    parser = build_parser(plugins=needs_plugins(argv))
+    parser = build_parser(plugins=plugins_for(argv))
     args = parser.parse_args(argv)
     _configure_logging(args)
     try:

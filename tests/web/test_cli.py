@@ -47,6 +47,33 @@ def test_a_bot_process_does_not_load_the_other_distributions() -> None:
     assert out.stdout.strip() == "[]", out.stdout
 
 
+def test_a_command_registers_only_the_plugin_that_owns_it() -> None:
+    """`arena league run` builds the league's commands only (not the referee's nor the web's);
+    help, the `bot` group several plugins fill, and an unknown word get them all."""
+    owners = {
+        ("league", "run", "x"): ["arboretum_worker.cli"],
+        ("leaderboard", "--league", "x"): ["arboretum_worker.cli"],
+        ("web", "--port", "1"): ["arboretum_web.cli"],
+        ("serve",): ["arboretum_server.cli"],
+        ("bot", "run", "greedy"): [],
+    }
+    for argv, modules in owners.items():
+        assert [p[0] for p in sdk_cli.plugins_for(argv)] == modules, argv
+    everyone = [p[0] for p in sdk_cli.PLUGINS]
+    for argv in ([], ["-v", "league", "run"], ["bot", "versions", "x"], ["leagu"]):
+        assert [p[0] for p in sdk_cli.plugins_for(argv)] == everyone, argv
+    code = (
+        "import sys\n"
+        "from arboretum_sdk import cli\n"
+        "cli.build_parser(plugins=cli.plugins_for(['league', 'run', 'x']))"
+        ".parse_args(['league', 'run', 'x'])\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('arboretum_server', 'arboretum_web') and m.endswith('cli')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
+
+
 def _web(*args: str, temp: Path, **kwargs: Any) -> Any:
     """``arena web`` as a process, with the environment's ARENA_ settings removed and its
     temporary folder ``temp``."""
