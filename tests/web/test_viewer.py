@@ -210,7 +210,7 @@ def test_each_game_shows_its_elo_change(view: Any, r: redis.Redis, demo: DemoDat
                 expected.append(f"{entry.rating - before:+.1f}")
             before = entry.rating
     assert cells == expected
-    assert "Elo change" in view.locator("#match-seats thead").inner_text()
+    assert "Elo change" in (view.locator("#match-seats thead").text_content() or "")
 
 
 def test_the_live_board_waits_for_the_first_move(view: Any, r: redis.Redis, demo: DemoData) -> None:
@@ -279,10 +279,48 @@ def test_the_games_being_played_now(view: Any, r: redis.Redis, demo: DemoData) -
     watcher = SSE(base, f"/api/v1/matches/{mid}/live")
     try:
         watcher.wait(1)
-        view.reload()
+        for _ in range(20):  # (the server counts the viewer once its stream is open)
+            view.reload()
+            if row.locator(".spectators").inner_text() == "1":
+                break
+            view.wait_for_timeout(250)
         assert row.locator(".spectators").inner_text() == "1"
     finally:
         watcher.close()
     row.locator("a.button").click()
     view.wait_for_url(re.compile(rf"/matches/{mid}#live$"))
     assert view.evaluate("document.documentElement.scrollWidth") <= view.viewport_size["width"]
+
+
+def test_the_analysis_marks_the_steps_and_draws_the_evaluation(
+    view: Any, r: redis.Redis, demo: DemoData
+) -> None:
+    """A stored analysis (the real engine, little compute, low thresholds so that marks exist):
+    its marks tag their steps and the graph draws each analysed seat's evaluation."""
+    from arboretum_sdk.analysis import AnalysisConfig, analyse_replay
+    from arboretum_sdk.analysis.report import analysis_json
+    from arboretum_worker.keys import Keys
+
+    mid = demo.matches[0]
+    doc = json.loads(replays.get_replay(r, mid, 0) or b"{}")
+    config = AnalysisConfig(samples=2, alternatives=1, inaccuracy=0.5, mistake=1.0, blunder=2.0)
+    report = analysis_json(doc, analyse_replay(doc, [0], config, steps=range(40)), config)
+    marked = {d["step"]: d["mark"] for d in report["decisions"] if d["mark"]}
+    assert marked, "the thresholds are low enough to mark some decision"
+    view.goto(f"/matches/{mid}/games/0")
+    view.wait_for_selector("#replay.ready")
+    assert view.locator("#eval").is_hidden() and view.locator(".tag.mark").count() == 0
+    r.hset(Keys.analysis(mid, 0), mapping={"status": "done", "document": json.dumps(report)})
+    view.reload()
+    view.wait_for_selector('#replay[data-analysed="1"]')
+    assert view.locator("#eval").is_visible()
+    for step, mark in marked.items():
+        tag = view.locator(f'#step-log li[data-i="{step}"] .tag.mark')
+        assert tag.inner_text().endswith(mark), (step, mark)
+    assert view.locator(".tag.mark").count() == len(marked)
+    assert view.locator("#eval svg polyline").count() == len(report["seats"])
+    assert view.locator("#eval circle.eval-mark").count() == len(marked)
+    legend = view.locator("#eval .eval-legend").inner_text()
+    assert f"accuracy {report['seats'][0]['accuracy']:.1f}%" in legend
+    box = view.locator("#eval svg").bounding_box()
+    assert box and box["x"] + box["width"] <= view.viewport_size["width"]

@@ -8,7 +8,7 @@
     CA: { name: "Cassia", colour: "#d8b21f" },
     CB: { name: "Cherry Blossom", colour: "#e58aae" },
     DO: { name: "Dogwood", colour: "#d9d2bd" },
-    JA: { name: "Jacaranda", colour: "#8667c4" },
+    JA: { name: "Jacaranda", colour: "#7a5bb8" },
     MA: { name: "Maple", colour: "#c4432c" },
     OA: { name: "Oak", colour: "#7a5230" },
     RP: { name: "Royal Poinciana", colour: "#ea7a2c" },
@@ -19,7 +19,8 @@
     BLUE_SPRUCE: "BS", CASSIA: "CA", CHERRY_BLOSSOM: "CB", DOGWOOD: "DO", JACARANDA: "JA",
     MAPLE: "MA", OAK: "OA", ROYAL_POINCIANA: "RP", TULIP_POPLAR: "TP", WILLOW: "WI",
   };
-  const LIGHT = new Set(["DO", "CA", "CB"]);
+  // species whose cards take dark ink (white would fall under the 4.5:1 contrast of WCAG AA)
+  const LIGHT = new Set(["DO", "CA", "CB", "RP", "TP", "WI"]);
   const HAND_SIZE = 7;
   const SVGNS = "http://www.w3.org/2000/svg";
 
@@ -246,7 +247,7 @@
       root.append(g);
     });
     trees.forEach(({ c, code }) => {
-      const ink = LIGHT.has(code) ? "#2b2b2b" : "#fff";
+      const ink = LIGHT.has(code) ? "#1d1d1d" : "#fff";
       const dim = paths && !onPath.has(c.x + "," + c.y) ? " off-path" : "";
       root.append(svg("text", { x: px(c.x) + CW / 2, y: py(c.y) + 20, "text-anchor": "middle", class: "v" + dim, fill: ink }, c.card.slice(2)));
       root.append(svg("text", { x: px(c.x) + CW / 2, y: py(c.y) + 46, "text-anchor": "middle", class: "c" + dim, fill: ink }, code));
@@ -323,7 +324,7 @@
     box.replaceChildren();
     box.append(el("h2", {}, "Final scoring"));
     const res = doc.result;
-    const table = el("table", { class: "board compact scoring-table", id: "scoring-table" });
+    const table = el("table", { class: "board compact scoring-table stack", id: "scoring-table" });
     const head = el("tr", {});
     ["Seat", "Species", "In hand", "Right", "Path", "Points"].forEach((h) => head.append(el("th", {}, h)));
     const thead = el("thead", {});
@@ -364,6 +365,7 @@
     const scroll = el("div", { class: "table-scroll" });
     scroll.append(table);
     box.append(scroll);
+    if (window.arenaTables) { window.arenaTables.labelTables(box); window.arenaTables.hintScrolls(box); }
     const w = res.winners.map(seatName).join(" and ");
     box.append(el("p", { class: "winner-line", id: "winners" }, (res.winners.length > 1 ? "Shared win: " : "Winner: ") + w));
     box.hidden = false;
