@@ -257,9 +257,11 @@ def register(subparsers: Any, groups: dict[str, Any] | None = None) -> None:
         help="challenge other bots with one of yours (through the web server)",
         description="Challenge bots with one of your own, or pit two of your versions against "
         "each other (BOT@VERSION): --deals deals, each in every seat order, with --players "
-        "seats (the seats the bots named do not fill are played by built-in bots). Unrated; "
+        "seats at least (the seats the bots named do not fill are played by the greedy "
+        "built-in bot). Unrated; "
         "played by the league's workers in their sandbox. Its results and replays are for the "
-        "authors involved (public if both allow it). A bot's owner may decline challenges. "
+        "authors involved (public if both allow it). A bot's owner may decline challenges "
+        "(arena bot prefs). "
         "Prints the challenge's id; --follow waits for its end and prints its standings "
         "(exit status 1 when it failed or was cancelled).",
     )
@@ -383,8 +385,8 @@ def cmd_challenge(args: argparse.Namespace) -> int:
             "opponents": list(args.opponents),
             "deals": args.deals,
         }
-        if args.players is not None:
-            body["players"] = args.players
+        # --players is the least number of seats: more than the bots named are filled by greedy
+        body["players"] = max(args.players or 2, 1 + len(args.opponents))
         c = _call(lambda: client.post("/challenges", body))
         print(c["id"])
     if args.follow:
