@@ -64,7 +64,8 @@ def test_each_line_is_stored_at_the_step_of_its_decision(arena: Arena) -> None:
             assert doc is not None, (match_id, seat)
             game = doc["games"]["0"]
             own = own_decisions(steps, seat)
-            assert not any("fault" in steps[i] for i in own), "no fault expected"
+            faulted = {own[19]} if python else set()
+            assert {i for i in own if "fault" in steps[i]} == faulted
             printed = {}
             for entry in game["steps"]:
                 at = steps[entry["step"]]
@@ -88,6 +89,13 @@ def test_each_line_is_stored_at_the_step_of_its_decision(arena: Arena) -> None:
                 ]
                 assert flood["dropped"] == 60
                 assert "stepprinter: game 0 starts" in doc["before"]
+                # the fault: the SDK's lines about it at its step, by the replay's number
+                at = own[19]
+                assert steps[at]["fault"]["kind"] == "bot_error"
+                lines = next(e for e in game["steps"] if e["step"] == at)["lines"]
+                assert any(f"the bot failed on step {at} (" in x for x in lines), lines
+                assert any(f"fault bot_error on step {at} (" in x for x in lines), lines
+                assert any("KeyError: 'OA5'" in x for x in lines)
             else:
                 # the child's look-alike marker is kept as text, at its step
                 for step in printed:

@@ -1,7 +1,7 @@
 """A league test bot for output per decision: plays the first legal option and prints, with
 print() and its logger, during every third of its decisions the decision it takes; during its
-tenth it prints 260 lines (past the 200 kept per decision). It prints at each game's start too,
-outside any decision."""
+tenth it prints 260 lines (past the 200 kept per decision); its twentieth raises KeyError('OA5')
+(a bot_error fault). It prints at each game's start too, outside any decision."""
 
 from arboretum_sdk import Bot
 
@@ -22,4 +22,6 @@ class StepPrinter(Bot):
         if self.count == 10:
             for i in range(260):
                 print(f"flood {i}")
+        if self.count == 20:
+            raise KeyError("OA5")
         return decision
