@@ -38,8 +38,8 @@ __all__ = ["FitData", "fit_table", "keep_maximum", "load", "table", "update"]
 _READ_CHUNK = 1000
 _SAVE_EVERY = 50_000
 READ_LIMIT = 20_000
-"""The most results a tick reads (see :func:`update`): about 3 s of reading and parsing on an
-idle machine (docs/benchmarks.md, "A tick of a ladder")."""
+"""The most results a tick reads (see :func:`update`): a tick that reads that many took 8-9 s on
+a loaded machine, far inside the ladder's lock (docs/benchmarks.md, "A tick of a ladder")."""
 
 
 @dataclass
