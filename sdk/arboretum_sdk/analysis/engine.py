@@ -72,7 +72,7 @@ class AnalysisConfig:
     """Determinizations per decision, shared by every candidate."""
     alternatives: int = 3
     """Alternatives to a play from the heuristic's ranking (every draw source is tried)."""
-    shrink: float = 1.0
+    shrink: float = 2.0
     """Standard errors of the difference taken off the loss (selection-bias correction)."""
     inaccuracy: float = 1.0
     mistake: float = 2.5
