@@ -11,7 +11,7 @@ from typing import Any
 
 import redis
 
-from arboretum_web import authorlog
+from arboretum_web import authorlog, authors
 from arboretum_web.demo import DemoData
 from arboretum_worker import replays, store, webhooks
 
@@ -154,3 +154,21 @@ def test_dashboard_webhook_form(client: Any, r: redis.Redis, demo: DemoData) -> 
     assert webhooks.get_webhook(r, "alice") is None
     entries = [(e.action, e.result) for e in authorlog.read(r, "alice")]
     assert ("POST /me/webhook", "200") in entries and ("POST /me/webhook", "400") in entries
+
+
+def test_dashboard_lists_my_challenges(client: Any, r: redis.Redis, demo: DemoData) -> None:
+    from arboretum_worker.challenges import create_challenge
+
+    made = create_challenge(r, "alice", "oakheart", ["sapling"], deals=1, seed=3)
+    dash = client.get("/api/v1/me/dashboard", headers=_bearer(demo.tokens["alice"])).json()
+    (listed,) = dash["challenges"]
+    assert listed["id"] == made.id and listed["status"] == "queued"
+    assert listed["matches"] == made.matches and listed["done"] == 0
+    assert [e.split("@")[0] for e in listed["entrants"]] == ["oakheart", "sapling"]
+    # bob's bot is challenged: it is on his dashboard too; an author not involved sees nothing
+    bob = client.get("/api/v1/me/dashboard", headers=_bearer(demo.tokens["bob"])).json()
+    assert [c["id"] for c in bob["challenges"]] == [made.id]
+    carol = authors.add_author(r, "carol")
+    assert client.get("/api/v1/me/dashboard", headers=_bearer(carol)).json()["challenges"] == []
+    client.cookies.set("arena_token", demo.tokens["alice"])
+    assert f'href="/api/v1/challenges/{made.id}"' in client.get("/me").text
