@@ -172,3 +172,27 @@ def test_dashboard_lists_my_challenges(client: Any, r: redis.Redis, demo: DemoDa
     assert client.get("/api/v1/me/dashboard", headers=_bearer(carol)).json()["challenges"] == []
     client.cookies.set("arena_token", demo.tokens["alice"])
     assert f'href="/api/v1/challenges/{made.id}"' in client.get("/me").text
+
+
+def test_dashboard_lists_my_tests(client: Any, r: redis.Redis, demo: DemoData) -> None:
+    from arboretum_worker import registry
+    from arboretum_worker.sprt.authors import create_author_test
+
+    old, new = registry.versions(r, "oakheart")
+    test = create_author_test(
+        r, "alice", f"oakheart@{new[:12]}", f"oakheart@{old[:12]}", max_pairs=10, seed=1
+    )
+    dash = client.get("/api/v1/me/dashboard", headers=_bearer(demo.tokens["alice"])).json()
+    assert dash["tests"] == [
+        {
+            "id": test.id,
+            "status": "running",
+            "new": f"oakheart@{new[:8]}",
+            "old": f"oakheart@{old[:8]}",
+            "verdict": None,
+        }
+    ]
+    bob = client.get("/api/v1/me/dashboard", headers=_bearer(demo.tokens["bob"])).json()
+    assert bob["tests"] == []
+    client.cookies.set("arena_token", demo.tokens["alice"])
+    assert f'href="/sprt/{test.id}"' in client.get("/me").text
