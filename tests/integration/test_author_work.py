@@ -4,12 +4,16 @@ units on its own queue, unrated, its games linked, its worker time charged to it
 
 from __future__ import annotations
 
+import json
+import threading
 import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from rq.job import Job
 
-from arboretum_worker import queues, registry, replays
+from arboretum_worker import queues, registry, replays, webhooks
 from arboretum_worker.challenges import (
     ChallengeStatus,
     NotYours,
@@ -32,6 +36,32 @@ from .conftest import Arena
 pytestmark = pytest.mark.integration
 
 
+@pytest.fixture
+def receiver() -> Iterator[tuple[str, list[dict[str, object]]]]:
+    """A real HTTP receiver on loopback: the URL, and the JSON bodies it was sent."""
+    bodies: list[dict[str, object]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/hook", bodies
+    finally:
+        server.shutdown()
+
+
+def _events(bodies: list[dict[str, object]]) -> list[object]:
+    return [b["event"] for b in bodies]
+
+
 def _submit(arena: Arena, name: str, files_of: str, owner: str) -> str:
     return registry.add_version(
         arena.r, name, builtin_bot_files(files_of), owner=owner, check=sandbox_check("auto")
@@ -45,8 +75,12 @@ def _wait(what: str, done: object, arena: Arena, timeout: float = 240) -> None:
         time.sleep(0.2)
 
 
-def test_a_challenge_runs_unrated_on_its_queue_and_is_seen_by_whom_it_may(arena: Arena) -> None:
+def test_a_challenge_runs_unrated_on_its_queue_and_is_seen_by_whom_it_may(
+    arena: Arena, receiver: tuple[str, list[dict[str, object]]]
+) -> None:
     r = arena.r
+    arena.env["ARENA_WEBHOOK_PRIVATE"] = "1"  # the receiver is on loopback
+    webhooks.set_webhook(r, "alice", receiver[0])
     ws = WorkerSettings.from_env(arena.env)
     _submit(arena, "alpha", "greedy", "alice")
     _submit(arena, "beta", "random", "bob")
@@ -75,6 +109,9 @@ def test_a_challenge_runs_unrated_on_its_queue_and_is_seen_by_whom_it_may(arena:
         assert job.origin == "arena-challenges"
     # Unrated: no league, no rating, no result of a league match.
     assert not r.keys("arena:elo:*") and not r.keys("arena:result:*")
+    _wait("webhook", lambda: "challenge.finished" in _events(receiver[1]), arena, 60)
+    body = receiver[1][0]
+    assert body["data"]["challenge"] == challenge.id and body["data"]["status"] == "finished"  # type: ignore[index]
     usage = queues.author_usage(r, "alice")
     assert usage.active_matches == 0 and usage.total_s > 0 and usage.used_today_s > 0
 
@@ -87,8 +124,12 @@ def test_a_challenge_runs_unrated_on_its_queue_and_is_seen_by_whom_it_may(arena:
         cancel_challenge(r, "bob", challenge.id)
 
 
-def test_an_authors_test_runs_on_the_tests_queue_and_can_be_cancelled(arena: Arena) -> None:
+def test_an_authors_test_runs_on_the_tests_queue_and_can_be_cancelled(
+    arena: Arena, receiver: tuple[str, list[dict[str, object]]]
+) -> None:
     r = arena.r
+    arena.env["ARENA_WEBHOOK_PRIVATE"] = "1"  # the receiver is on loopback
+    webhooks.set_webhook(r, "alice", receiver[0])
     ws = WorkerSettings.from_env(arena.env)
     v1 = _submit(arena, "alpha", "random", "alice")
     v2 = _submit(arena, "alpha", "greedy", "alice")
@@ -110,6 +151,7 @@ def test_an_authors_test_runs_on_the_tests_queue_and_can_be_cancelled(arena: Are
     assert Job.fetch(f"arena-sprt-{test.id}-0", connection=r).origin == "arena-tests"
     assert [t.id for t in authors.list_author_tests(r, "alice")] == [test.id]
     assert r.hget(f"arena:sprt:{test.id}", "notified") == b"1"
+    _wait("webhook", lambda: "test.finished" in _events(receiver[1]), arena, 60)
 
     # A long test, cancelled by its author (not by another): its units end, its slots free.
     long = authors.create_author_test(
@@ -128,3 +170,4 @@ def test_an_authors_test_runs_on_the_tests_queue_and_can_be_cancelled(arena: Are
     )
     _wait("units ended", lambda: queues.author_usage(r, "alice").running_units == 0, arena, 60)
     assert queues.author_usage(r, "alice").active_matches == 0
+    _wait("webhooks", lambda: _events(receiver[1]).count("test.finished") == 2, arena, 60)

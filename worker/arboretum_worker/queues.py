@@ -33,7 +33,6 @@ per day and in total (:func:`author_usage`).
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import logging
 import os
@@ -338,6 +337,8 @@ def author_usage(r: redis.Redis, author: str, settings: FairSettings | None = No
 
 def notify(r: redis.Redis, author: str, event: str, payload: dict[str, Any]) -> None:
     """Tell ``author``'s webhook that ``event`` happened (when webhooks exist; never raises)."""
-    with contextlib.suppress(Exception):
+    try:
         webhooks = importlib.import_module(f"{__package__}.webhooks")
         webhooks.notify(r, author, event, payload)
+    except Exception:
+        log.warning("%s for %s: the webhook was not called", event, author, exc_info=True)
