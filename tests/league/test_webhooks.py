@@ -192,3 +192,22 @@ def test_a_fault_in_a_league_match_notifies_the_owner(
     data = json.loads(got["body"])["data"]
     assert data["bot"] == "faulty" and data["faults"] == 2 and data["faults_per_game"] == [0, 2]
     assert data["url"] == "/matches/m0123456789abcdef012/games/1#step=1"
+
+
+def test_an_unreachable_or_unresolvable_host_is_recorded_not_raised(
+    r: redis.Redis, loopback: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ARENA_WEBHOOK_BACKOFF", "0.01")
+    free = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+    port = free.server_address[1]
+    free.server_close()  # nothing listens there now
+    webhooks.set_webhook(r, "alice", f"http://127.0.0.1:{port}/")
+    webhooks.notify(r, "alice", "test.finished", {})
+    webhooks.set_webhook(r, "bob", "http://" + "a" * 70 + ".example/")  # a label too long
+    webhooks.notify(r, "bob", "test.finished", {})
+    _work(r)
+    (alice,) = webhooks.deliveries(r, "alice")
+    assert alice["status"] == "failed" and len(alice["attempts"]) == 3
+    assert all("ConnectionRefusedError" in a["note"] for a in alice["attempts"])
+    (bob,) = webhooks.deliveries(r, "bob")
+    assert bob["status"] == "failed" and "label empty or too long" in bob["attempts"][0]["note"]

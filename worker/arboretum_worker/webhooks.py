@@ -256,8 +256,8 @@ def _refused_address(host: str, port: int) -> str | None:
         return None
     try:
         infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
-    except OSError as exc:
-        return f"cannot resolve {host}: {exc.strerror or exc}"
+    except (OSError, UnicodeError) as exc:
+        return f"cannot resolve {host}: {getattr(exc, 'strerror', None) or exc}"
     for info in infos:
         ip = ipaddress.ip_address(info[4][0])
         if not ip.is_global:
@@ -265,14 +265,14 @@ def _refused_address(host: str, port: int) -> str | None:
     return None
 
 
-def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int | None, str]:
-    """One POST: (status, note) or (None, why it failed)."""
+def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int | None, str, bool]:
+    """One POST: (status, reason, False), or (None, why it failed, whether that is final)."""
     parts = urllib.parse.urlsplit(url)
     host = parts.hostname or ""
     port = parts.port or (443 if parts.scheme == "https" else 80)
     refused = _refused_address(host, port)
     if refused:
-        return None, refused
+        return None, refused, not refused.startswith("cannot resolve")
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     conn_type = (
         http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
@@ -282,9 +282,9 @@ def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int | None, s
         conn.request("POST", path, body=body, headers=headers)
         resp = conn.getresponse()
         resp.read(4096)
-        return resp.status, resp.reason or ""
-    except (OSError, http.client.HTTPException) as exc:
-        return None, f"{type(exc).__name__}: {exc}"[:200]
+        return resp.status, resp.reason or "", False
+    except (OSError, UnicodeError, ValueError, http.client.HTTPException) as exc:
+        return None, f"{type(exc).__name__}: {exc}"[:200], False
     finally:
         conn.close()
 
@@ -335,14 +335,14 @@ def deliver(
             "X-Arena-Signature": sign(hook.secret, ts, body),
         }
         started = time.time()
-        code, note = _post(d["url"], body, headers)
+        code, note, refused = _post(d["url"], body, headers)
         attempts.append({"at": started, "status": code, "note": note})
         r.hset(key, mapping={"attempts": json.dumps(attempts), "status": "retrying"})
         if code is not None and 200 <= code < 300:
             status = "delivered"
             break
         final = code is not None and 400 <= code < 500 and code not in _RETRIED
-        if final or (code is None and "private or local" in note) or n == total - 1:
+        if final or refused or n == total - 1:
             break
         sleep(backoff * 2**n)
     r.hset(key, "status", status)
