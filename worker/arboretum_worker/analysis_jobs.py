@@ -33,9 +33,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-ANALYSIS_JOB_TIMEOUT_S = 600
-"""Seconds an analysis job may run (a 4-player game takes longer than the 30 s of a 2-player
-one)."""
+ANALYSIS_JOB_TIMEOUT_S = 1800
+"""Seconds an analysis job may run: a 2-player game takes under 30 s of CPU, but a 4-player game
+more, and a loaded machine many times that in wall time (docs/benchmarks.md, "Analysis")."""
 RESULT_TTL_S = 24 * 3600
 FAILURE_TTL_S = 7 * 24 * 3600
 
