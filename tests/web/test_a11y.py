@@ -79,7 +79,9 @@ def test_axe_finds_nothing_serious(signed_in: Any, r: redis.Redis, demo: DemoDat
         _missing("axe-playwright-python is not installed (requirements-dev.txt)")
     axe = Axe()
     found = []
-    for path in _pages(r, demo):
+    # the author's profile and dashboard, and the operator's audit page, too
+    extra = ["/me", "/authors/alice", f"/leagues/{demo.league}/audit"]
+    for path in _pages(r, demo) + extra:
         _open(signed_in, path)
         for v in axe.run(signed_in).response["violations"]:
             if v["impact"] in ("serious", "critical"):

@@ -140,6 +140,12 @@ def capture(base: str, out: Path, match_id: str, running: str | None) -> list[Pa
         shot("replay", f"/matches/{match_id}/games/0", before=mid_game)
         shot("replay-scoring", f"/matches/{match_id}/games/0", before=end_game)
         shot("replay-seat-view", f"/matches/{match_id}/games/0", before=seat_view)
+
+        def analysed() -> None:
+            page.wait_for_selector('#replay[data-analysed="1"]')
+            mid_game()
+
+        shot("replay-analysis", f"/matches/{match_id}/games/0", before=analysed)
         if running:
 
             def live() -> None:
@@ -165,11 +171,27 @@ def capture(base: str, out: Path, match_id: str, running: str | None) -> list[Pa
         shot("phone-matches", "/matches?league=demo", full=False)
         shot("phone-replay", f"/matches/{match_id}/games/0", before=mid_game)
         shot("phone-replay-scoring", f"/matches/{match_id}/games/0", before=end_game)
+        shot("phone-replay-analysis", f"/matches/{match_id}/games/0", before=analysed)
         if running:
             shot("phone-match-live", f"/matches/{running}", before=lambda: page.wait_for_selector(
                 "#replay.ready"))  # fmt: skip
         browser.close()
     return written
+
+
+def _store_analysis(r: Any, match_id: str) -> None:
+    """The analysis of the match's game 0, as the workers' job stores it (for the viewer)."""
+    import json
+
+    from arboretum_sdk.analysis import AnalysisConfig, analyse_replay
+    from arboretum_sdk.analysis.report import analysis_json
+    from arboretum_worker import replays
+    from arboretum_worker.keys import Keys
+
+    doc = json.loads(replays.get_replay(r, match_id, 0) or b"{}")
+    config = AnalysisConfig()
+    report = analysis_json(doc, analyse_replay(doc, None, config), config)
+    r.hset(Keys.analysis(match_id, 0), mapping={"status": "done", "document": json.dumps(report)})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -187,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         # A finished match whose every rotation is over (so its replay is fully revealed), with
         # a long game to show.
         best = max(data.matches, key=lambda m: len(data.replays[m]["steps"]))
+        _store_analysis(r, best)
         app = create_app(WebSettings(redis_url=url, check=lambda path: None), client=r)
         with serve_in_thread(app) as base:
             for path in capture(base, args.out, best, data.running):

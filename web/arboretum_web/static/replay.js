@@ -494,12 +494,17 @@
       const key = el("span", { class: "eval-key" });
       key.append(el("span", { class: "dot", background: SEAT_INK[k % SEAT_INK.length] }),
         document.createTextNode(" " + seatName(st.seat) + ": accuracy " + st.accuracy.toFixed(1) + "%, expected loss " +
-          st.total_loss.toFixed(1) + " points (" + st.inaccuracies + " inaccuracies, " + st.mistakes + " mistakes, " + st.blunders + " blunders)"));
+          st.total_loss.toFixed(1) + " points (" + count(st.inaccuracies, "inaccuracy", "inaccuracies") + ", " +
+          count(st.mistakes, "mistake", "mistakes") + ", " + count(st.blunders, "blunder", "blunders") + ")"));
       legend.append(key);
     });
     box.querySelector(".eval-plot").replaceChildren(g);
     box.querySelector(".eval-legend-box").replaceChildren(legend);
     box.hidden = false;
+  }
+
+  function count(n, one, many) {
+    return n + " " + (n === 1 ? one : many);
   }
 
   function loadAnalysis(url) {
