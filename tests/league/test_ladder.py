@@ -4,6 +4,7 @@ test with workers is tests/integration/test_ladder.py)."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import Counter
 
@@ -342,6 +343,34 @@ def test_a_read_is_bounded_and_the_next_reads_on(r: redis.Redis) -> None:
     report = tick(r, "lad", settings)
     assert report.status == "scheduled"
     assert report.behind == 0  # READ_LIMIT is far above this ladder's results
+
+
+def test_a_first_tick_schedules_from_what_it_read_and_the_next_read_on(
+    r: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arboretum_worker.ladder import fitdata
+
+    settings, _ = _ladder(r, bots=4, depth=6)
+    _played_rounds(r, settings, 3, seed=7)
+    total = int(r.zcard(store.Keys.elo_applied("lad")))
+    # a tick reads more results than a round of the ladder's matches brings (depth 6), so the
+    # ticks catch up, as READ_LIMIT does on a real ladder
+    monkeypatch.setattr(fitdata, "READ_LIMIT", 8)
+    r.delete(store.Keys.ladder("lad", "fitdata"))  # as if the ladder were big and never read
+    rng = np.random.default_rng(8)
+    behind = []
+    for _ in range(total):
+        for match in in_flight(r, "lad"):
+            _finish(r, match, rng)
+        report = tick(r, "lad", settings)
+        assert report.status == "scheduled" and report.matches
+        behind.append(report.behind)
+        if report.behind == 0:
+            break
+    assert behind[0] > 0 and behind[-1] == 0, behind
+    assert all(b < a for a, b in itertools.pairwise(behind)), behind
+    data = fitdata.load(r, "lad")
+    assert data.seq == int(r.get(store.Keys.elo_seq("lad")) or 0)
 
 
 def test_a_stored_result_that_is_not_one_is_named(r: redis.Redis) -> None:
