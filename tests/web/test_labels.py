@@ -47,3 +47,28 @@ def test_the_chart_legend_is_under_the_plot() -> None:
         assert len(legend) == 2 and min(legend) > lowest_axis, (legend, lowest_axis)
         height = float(re.search(r'viewBox="0 0 [0-9.]+ ([0-9.]+)"', svg).group(1))
         assert max(legend) <= height
+
+
+def test_a_test_links_its_games_to_the_viewer(client: Any, r: redis.Redis, demo: DemoData) -> None:
+    import json
+
+    from arboretum_worker import replays, store
+
+    test = _finished_test(r)
+    assert "keeps no games" in client.get(f"/sprt/{test.id}").text
+    # an author's test keeps its matches (arboretum_worker.sprt.authors.record_match)
+    match_id = f"sprt-{test.id}-0-1"
+    doc = replays.get_replay(r, demo.matches[0], 0) or b""
+    replays.save_replay(r, match_id, 0, doc)
+    entry = {"batch": 0, "seating": 1, "seats": [test.old, test.new], "ranks": [[1, 2]],
+             "replays": True}  # fmt: skip
+    r.hset(store.Keys.sprt(test.id, "matches"), match_id, json.dumps(entry))
+    page = client.get(f"/sprt/{test.id}").text
+    viewer = f"/sprt/{test.id}/matches/{match_id}/games/0"
+    assert f'href="{viewer}"' in page and "NEW in seat 1" in page
+    shown = client.get(viewer)
+    src = f"/api/v1/sprt/{test.id}/matches/{match_id}/games/0/replay"
+    assert shown.status_code == 200 and f'data-src="{src}"' in shown.text
+    assert client.get(src).json()["steps"] == json.loads(doc)["steps"]
+    assert client.get(f"/sprt/{test.id}/matches/{match_id}/games/1").status_code == 404
+    assert client.get(f"/sprt/{test.id}/matches/nope/games/0").status_code == 404

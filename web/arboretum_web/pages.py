@@ -17,7 +17,7 @@ from arboretum_sdk.clitools import plural
 from arboretum_worker import replays, store
 from arboretum_worker.board import PROVISIONAL_HALF_WIDTH
 
-from . import authors, now, queries, sprt
+from . import authors, now, queries, sprt, sprtgames
 from .audit import audit_context, exclusion_notes
 from .chart import llr_chart, rating_chart
 from .config import default_check
@@ -385,6 +385,7 @@ def sprt_page(request: Request) -> Response:
         request,
         "sprt.html",
         test=data,
+        games=sprtgames.test_games(r, data["id"]),
         chart=Markup(llr_chart(history, lower, upper)),
         chart_narrow=Markup(llr_chart(history, lower, upper, narrow=True)),
         nav="sprt",
@@ -409,4 +410,5 @@ def routes() -> list[Route]:
         Route("/upload", upload_page, methods=["GET", "POST"]),
         Route("/logout", logout, methods=["POST"]),
         *now.routes(),
+        *sprtgames.routes(),
     ]
