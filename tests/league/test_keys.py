@@ -50,7 +50,7 @@ def built() -> dict[str, str]:
             elif param == "part":
                 parts = keys._LADDER_PARTS if name == "ladder" else keys._SPRT_PARTS
                 choices.append(list(parts))
-            elif param == "seat":
+            elif param in ("seat", "game"):
                 choices.append([0])
             else:
                 choices.append(["{x}"])

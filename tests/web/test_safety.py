@@ -140,7 +140,7 @@ def test_the_upload_form(client: Any, r: redis.Redis) -> None:
         ("GET", "/logout", "POST"),
         ("PUT", "/login", "GET, HEAD, POST"),
         ("POST", "/api/v1/leaderboard", "GET, HEAD"),
-        ("GET", "/api/v1/bots/x/versions", "POST"),
+        ("DELETE", "/api/v1/bots/x/versions", "GET, HEAD, POST"),
         ("DELETE", "/api/v1/matches/x", "GET, HEAD"),
     ],
 )

@@ -57,6 +57,8 @@ Layout (``{x}`` is an id; names and ids never contain ``:``)::
     arena:league:{name}:ladder:tick     string the last tick (JSON: when, what it scheduled)
     arena:league:{name}:ladder:fitdata  string the ladder's wins per pair for its fit, up to a
                                                result sequence number (ladder/fitdata.py)
+    arena:league:{name}:ladder:open     string present when the operator opened the ladder to
+                                               authors: they join and leave it themselves
     arena:league:{name}:excluded        hash   pair "a/b" (sorted ids) -> JSON {by, at}: its
                                                games are left out of the fit (audit/)
     arena:sprts                         zset   sequential test ids, score = created (sprt/league.py)
@@ -79,7 +81,8 @@ Layout (``{x}`` is an id; names and ids never contain ``:``)::
     arena:fair:author:{author}          hash   active (matches admitted, not ended), seconds, units
     arena:fair:used:{author}:{day}      string worker seconds of the author's units that UTC day,
                                                expiring after two days (the daily budget)
-    arena:fair:usage                    hash   queue kind -> decayed worker seconds; total:{kind}; stamp
+    arena:fair:usage                    hash   queue kind -> decayed worker seconds; total:{kind};
+                                               stamp
     arena:challenges                    zset   challenge ids, score = created (challenges/)
     arena:challenge:{id}                hash   a challenge: author, entrants, deals, status, ...
     arena:challenge:{id}:matches        hash   match index -> JSON {seats, status, ranks, failure}
@@ -159,15 +162,15 @@ class Keys:
     AUTHORS: ClassVar[str] = PREFIX + "authors"
     AUTHOR: ClassVar[str] = PREFIX + "author:"
     TOKEN: ClassVar[str] = PREFIX + "token:"
-    WEBHOOK: ClassVar[str] = PREFIX + "webhook:"
-    AUDIT_LOG: ClassVar[str] = PREFIX + "audit-log"
-    RATELIMIT: ClassVar[str] = PREFIX + "ratelimit:"
-    MAIN_BOARD: ClassVar[str] = PREFIX + "main-board"
     FAIR: ClassVar[str] = PREFIX + "fair:"
     FAIR_AUTHORS: ClassVar[str] = PREFIX + "fair:authors"
     FAIR_USAGE: ClassVar[str] = PREFIX + "fair:usage"
     CHALLENGES: ClassVar[str] = PREFIX + "challenges"
     CHALLENGE: ClassVar[str] = PREFIX + "challenge:"
+    WEBHOOK: ClassVar[str] = PREFIX + "webhook:"
+    AUDIT_LOG: ClassVar[str] = PREFIX + "audit-log"
+    RATELIMIT: ClassVar[str] = PREFIX + "ratelimit:"
+    MAIN_BOARD: ClassVar[str] = PREFIX + "main-board"
 
     @staticmethod
     def key_for(namespace: str, id: str) -> str:
@@ -229,7 +232,7 @@ class Keys:
     @classmethod
     def ladder(cls, name: str, part: str = "") -> str:
         """A ladder's members hash, or one of its parts (``versions``, ``rounds``, ``lock``,
-        ``again``, ``queued``, ``tick``, ``fitdata``)."""
+        ``again``, ``queued``, ``tick``, ``fitdata``, ``open``)."""
         if part not in _LADDER_PARTS:
             raise StoreError(f"no part {part!r} of a ladder")
         key = cls.league(name) + ":ladder"
@@ -396,7 +399,7 @@ class Keys:
         return cls.bot(name) + ":prefs"
 
 
-_LADDER_PARTS = ("", "versions", "rounds", "lock", "again", "queued", "tick", "fitdata")
+_LADDER_PARTS = ("", "versions", "rounds", "lock", "again", "queued", "tick", "fitdata", "open")
 _SPRT_PARTS = (
     "",
     "batches",
