@@ -16,9 +16,10 @@ import pytest
 import redis
 
 from arboretum_web.demo import DemoData
-from arboretum_worker import store
+from arboretum_worker import challenges, store
 
 from .test_browser import PHONE, _missing, base_url, browser  # noqa: F401 (fixtures)
+from .test_challenge_pages import play_challenge
 
 pytestmark = pytest.mark.integration
 
@@ -81,6 +82,10 @@ def test_axe_finds_nothing_serious(signed_in: Any, r: redis.Redis, demo: DemoDat
     found = []
     # the author's profile and dashboard, and the operator's audit page, too
     extra = ["/me", "/authors/alice", f"/leagues/{demo.league}/audit"]
+    # a challenge of hers, played: its page, a game in the viewer, the list
+    made = challenges.create_challenge(r, "alice", "oakheart", ["sapling"], deals=1, seed=7)
+    play_challenge(r, made)
+    extra += [f"/challenges/{made.id}", f"/challenges/{made.id}/matches/0/games/0", "/challenges"]
     for path in _pages(r, demo) + extra:
         _open(signed_in, path)
         for v in axe.run(signed_in).response["violations"]:

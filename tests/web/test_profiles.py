@@ -171,7 +171,7 @@ def test_dashboard_lists_my_challenges(client: Any, r: redis.Redis, demo: DemoDa
     carol = authors.add_author(r, "carol")
     assert client.get("/api/v1/me/dashboard", headers=_bearer(carol)).json()["challenges"] == []
     client.cookies.set("arena_token", demo.tokens["alice"])
-    assert f'href="/api/v1/challenges/{made.id}"' in client.get("/me").text
+    assert f'href="/challenges/{made.id}"' in client.get("/me").text
 
 
 def test_dashboard_lists_my_tests(client: Any, r: redis.Redis, demo: DemoData) -> None:

@@ -17,7 +17,7 @@ from arboretum_sdk.clitools import plural
 from arboretum_worker import replays, store
 from arboretum_worker.board import PROVISIONAL_HALF_WIDTH
 
-from . import authors, now, queries, sprt, sprtgames
+from . import authors, challengepages, now, queries, sprt, sprtgames
 from .audit import audit_context, exclusion_notes
 from .chart import llr_chart, rating_chart
 from .config import default_check
@@ -411,4 +411,5 @@ def routes() -> list[Route]:
         Route("/logout", logout, methods=["POST"]),
         *now.routes(),
         *sprtgames.routes(),
+        *challengepages.routes(),
     ]
