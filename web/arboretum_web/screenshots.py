@@ -23,7 +23,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CHROMIUM_ARGS", "capture", "chromium_path", "private_redis", "serve_in_thread"]
+__all__ = [
+    "CHROMIUM_ARGS",
+    "capture",
+    "chromium_path",
+    "owner_step",
+    "private_redis",
+    "serve_in_thread",
+]
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
@@ -94,8 +101,22 @@ def serve_in_thread(app: Any, host: str = "127.0.0.1") -> Iterator[str]:
         thread.join(10)
 
 
-def capture(base: str, out: Path, match_id: str, running: str | None) -> list[Path]:
-    """Capture each page under ``base`` into ``out``; returns the files written."""
+def _signed_in(page: Any, base: str, token: str) -> None:
+    """Reload the page signed in with ``token`` (the viewer opens at the step in the URL), wait
+    for the analysis and the output panel, then sign out for the pages that follow."""
+    page.context.add_cookies([{"name": "arena_token", "value": token, "url": base}])
+    page.reload()
+    page.wait_for_selector('#replay[data-analysed="1"]')
+    page.wait_for_selector("#step-output[data-steps]")
+    page.context.clear_cookies()
+
+
+def capture(
+    base: str, out: Path, match_id: str, running: str | None, owner: tuple[str, int] | None = None
+) -> list[Path]:
+    """Capture each page under ``base`` into ``out``; returns the files written. ``owner``: the
+    token of the author of one of ``match_id``'s seats and a step where that bot printed, to show
+    the viewer signed in, with the output beside the step and the analysis."""
     from playwright.sync_api import sync_playwright
 
     exe = chromium_path()
@@ -146,6 +167,11 @@ def capture(base: str, out: Path, match_id: str, running: str | None) -> list[Pa
             mid_game()
 
         shot("replay-analysis", f"/matches/{match_id}/games/0", before=analysed)
+
+        token, at = owner or ("", 0)
+        output_path = f"/matches/{match_id}/games/0#step={at}"
+        if token:  # signed in as a seat's author, at a step where its bot printed
+            shot("replay-output", output_path, before=lambda: _signed_in(page, base, token))
         if running:
 
             def live() -> None:
@@ -172,6 +198,8 @@ def capture(base: str, out: Path, match_id: str, running: str | None) -> list[Pa
         shot("phone-replay", f"/matches/{match_id}/games/0", before=mid_game)
         shot("phone-replay-scoring", f"/matches/{match_id}/games/0", before=end_game)
         shot("phone-replay-analysis", f"/matches/{match_id}/games/0", before=analysed)
+        if token:
+            shot("phone-replay-output", output_path, before=lambda: _signed_in(page, base, token))
         if running:
             shot("phone-match-live", f"/matches/{running}", before=lambda: page.wait_for_selector(
                 "#replay.ready"))  # fmt: skip
@@ -194,6 +222,26 @@ def _store_analysis(r: Any, match_id: str) -> None:
     r.hset(Keys.analysis(match_id, 0), mapping={"status": "done", "document": json.dumps(report)})
 
 
+def owner_step(r: Any, tokens: dict[str, str], match_id: str) -> tuple[str, int] | None:
+    """The token of the author of one of the match's seats, and a step of game 0 in mid-game
+    where that seat's bot printed (the demo's bots print during every fourth decision)."""
+    from arboretum_worker import botoutput, store
+
+    match = store.get_match(r, match_id)
+    for seat, vid in enumerate(match.seats if match else ()):
+        version = store.get_version(r, vid)
+        bot = store.get_bot(r, version.name) if version else None
+        if bot is None or bot.owner not in tokens:
+            continue
+        steps = [
+            e["step"]
+            for e in botoutput.game_output(botoutput.get_output(r, match_id, seat), 0)["steps"]
+        ]
+        if steps:
+            return tokens[bot.owner], min(steps, key=lambda step: abs(step - 40))
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("out", nargs="?", type=Path, default=Path("docs/screenshots"))
@@ -210,9 +258,10 @@ def main(argv: list[str] | None = None) -> int:
         # a long game to show.
         best = max(data.matches, key=lambda m: len(data.replays[m]["steps"]))
         _store_analysis(r, best)
+        owner = owner_step(r, data.tokens, best)
         app = create_app(WebSettings(redis_url=url, check=lambda path: None), client=r)
         with serve_in_thread(app) as base:
-            for path in capture(base, args.out, best, data.running):
+            for path in capture(base, args.out, best, data.running, owner):
                 print(path)
         r.close()
     return 0
