@@ -151,4 +151,5 @@ def test_the_list_is_mine_when_signed_in_else_the_public_ones(
     carol = _as(client, authors.add_author(r, "carol")).get("/challenges").text
     assert "No challenges." in carol
     # the dashboard's rows open the page
-    assert f'href="/challenges/{public.id}"' in _as(client, demo.tokens["alice"]).get("/me").text
+    dashboard = _as(client, demo.tokens["alice"]).get("/me").text
+    assert f'href="/challenges/{public.id}"' in dashboard and 'href="/challenges"' in dashboard
