@@ -43,7 +43,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from . import store
-from .settings import DEFAULT_QUEUE, SettingsError
+from .settings import DEFAULT_QUEUE, SettingsError, numbers_from_env
 
 if TYPE_CHECKING:
     import redis
@@ -141,22 +141,14 @@ class FairSettings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> FairSettings:
-        env = os.environ if env is None else env
-        values: dict[str, Any] = {}
-        for name, var, kind in (
+        fields = (
             ("max_matches", "ARENA_AUTHOR_MAX_MATCHES", int),
             ("daily_seconds", "ARENA_AUTHOR_DAILY_S", float),
             ("slots", "ARENA_AUTHOR_SLOTS", int),
             ("ladder_share", "ARENA_LADDER_SHARE", float),
             ("window_s", "ARENA_FAIR_WINDOW_S", float),
-        ):
-            text = env.get(var, "").strip()
-            if text:
-                try:
-                    values[name] = kind(text)
-                except ValueError:
-                    raise SettingsError(f"{var} must be a number, got {text!r}") from None
-        return cls(**values)
+        )
+        return cls(**numbers_from_env(os.environ if env is None else env, fields))
 
 
 class QuotaExceeded(Exception):

@@ -45,7 +45,7 @@ import argparse
 import math
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,6 +89,22 @@ class SettingsError(ValueError):
     def line(self) -> str:
         """The error as a command says it."""
         return f"invalid league settings: {self}"
+
+
+def numbers_from_env(
+    env: Mapping[str, str], fields: Iterable[tuple[str, str, Callable[[str], object]]]
+) -> dict[str, Any]:
+    """The settings of ``fields`` (``(field, variable, int or float)``) that ``env`` sets, by
+    field name; an empty variable is unset, one that is no number a :class:`SettingsError`."""
+    values: dict[str, Any] = {}
+    for name, var, kind in fields:
+        text = env.get(var, "").strip()
+        if text:
+            try:
+                values[name] = kind(text)
+            except ValueError:
+                raise SettingsError(f"{var} must be a number, got {text!r}") from None
+    return values
 
 
 class MalformedRedisUrl(SettingsError):

@@ -14,12 +14,12 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .. import store
 from ..challenges.records import NotYours
 from ..queues import FairSettings, admit, notify
-from ..settings import SettingsError, WorkerSettings
+from ..settings import WorkerSettings, numbers_from_env
 from .league import LeagueTest, TestStatus, batch_job_id, cancel_test, create_test, get_test
 from .stats import SprtError, SprtSettings
 
@@ -71,9 +71,7 @@ class TestLimits:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> TestLimits:
-        env = os.environ if env is None else env
-        values: dict[str, Any] = {}
-        for name, var, kind in (
+        fields = (
             ("max_pairs", "ARENA_TEST_MAX_PAIRS", int),
             ("min_elo_gap", "ARENA_TEST_MIN_ELO_GAP", float),
             ("max_abs_elo", "ARENA_TEST_MAX_ABS_ELO", float),
@@ -81,14 +79,8 @@ class TestLimits:
             ("batch", "ARENA_TEST_BATCH", int),
             ("window", "ARENA_TEST_WINDOW", int),
             ("replay_batches", "ARENA_TEST_REPLAY_BATCHES", int),
-        ):
-            text = env.get(var, "").strip()
-            if text:
-                try:
-                    values[name] = kind(text)
-                except ValueError:
-                    raise SettingsError(f"{var} must be a number, got {text!r}") from None
-        return cls(**values)
+        )
+        return cls(**numbers_from_env(os.environ if env is None else env, fields))
 
 
 def _own_version(r: redis.Redis, author: str, spec: str) -> str:
