@@ -306,6 +306,8 @@ class ArenaWorker(Worker):  # type: ignore[misc]
 PRELOAD = (
     "grpc",
     "grpc.aio",
+    "uvloop",  # the private referee's event loop (only the module: the loop is made in the horse)
+    "openskill.models",  # the live rating (live_rating.py imports it where it rates)
     "arboretum_proto.v1.match_pb2_grpc",
     "arboretum_server",
     "arboretum_worker.jobs",
