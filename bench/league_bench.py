@@ -73,12 +73,78 @@ class Run(NamedTuple):
     cpu_s: float  # CPU seconds of everything the run started (see the module's docstring)
 
 
+def start_workers(
+    env: dict[str, str], count: int, logs: Path, prefix: str, pin: bool = False
+) -> list[subprocess.Popen[bytes]]:
+    """``count`` ``arena worker`` processes named ``PREFIX-i``, each in a session of its own, its
+    output in ``logs/PREFIX-i.log``. With ``pin``, worker ``i`` (and all it starts) on CPU ``i``."""
+    procs: list[subprocess.Popen[bytes]] = []
+    for i in range(count):
+        log = open(logs / f"{prefix}-{i}.log", "wb")  # noqa: SIM115 - the process owns it
+        cpus = {i % (os.cpu_count() or 1)} if pin else None
+        procs.append(
+            subprocess.Popen(
+                [*ARENA, "worker", "--name", f"{prefix}-{i}"],
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=(lambda c=cpus: os.sched_setaffinity(0, c)) if cpus else None,
+            )
+        )
+        log.close()
+    return procs
+
+
+def wait_for_workers(r: redis.Redis, queue: str, count: int, timeout: float = 60) -> None:
+    """Until ``count`` workers listen to the rq queue ``queue``."""
+    deadline = time.monotonic() + timeout
+    while len(Worker.all(queue=Queue(queue, connection=r))) < count:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the workers of {queue} did not start")
+        time.sleep(0.05)
+
+
+def stop_processes(procs: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM to each, then wait; a process (group) still there after 10 s is killed."""
+    for proc in procs:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGTERM)
+    for proc in procs:
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def time_league(r: redis.Redis, name: str, settings: WorkerSettings) -> tuple[int, int, float]:
+    """Run the created league ``name`` to its last recorded result: (games, matches, seconds)."""
+    started = time.perf_counter()
+    league.run_league(r, name, settings)
+    total = len(store.league_matches(r, name))
+    # The job that records the last result marks the league finished. Polling that one key
+    # every 0.1 s keeps the benchmark's own load on the machine negligible (league_progress
+    # reads every match; at 0.02 s the polling alone took 2 CPU-ms per game); the full
+    # progress is read once, at the end. The timing is late by 0.05 s on average.
+    while True:
+        record = store.get_league(r, name)
+        if record is None or record.status is not store.LeagueStatus.RUNNING:
+            break
+        time.sleep(0.1)
+    elapsed = time.perf_counter() - started
+    progress = league.league_progress(r, name)
+    if progress.counts["finished"] != total:
+        raise RuntimeError(f"not every match finished: {progress.summary()}")
+    games = sum(len(store.get_result(r, m).games) for m in store.league_matches(r, name))
+    return games, total, elapsed
+
+
 def run_once(args: argparse.Namespace, workers: int) -> Run:
     """One league with ``workers`` workers, from ``league run`` to its last recorded result.
 
     With ``--pin``, worker ``i`` and everything it starts (work horses, referee, sandboxes, bots)
     run on CPU ``i`` only: a worker per CPU, as a worker per machine would be."""
-    pin = args.pin
     account = CpuAccount("league")
     account.join()
     tmp = Path(tempfile.mkdtemp(prefix="arena-bench-", dir="/tmp"))
@@ -94,56 +160,13 @@ def run_once(args: argparse.Namespace, workers: int) -> Run:
             per_decision_ms=args.per_decision_ms, bank_ms=10_000, seed=1,
             deals_per_series=args.deals_per_series,
         )  # fmt: skip
-        for i in range(workers):
-            log = open(tmp / f"worker{i}.log", "wb")  # noqa: SIM115 - the process owns it
-            cpus = {i % (os.cpu_count() or 1)} if pin else None
-            procs.append(
-                subprocess.Popen(
-                    [*ARENA, "worker", "--name", f"bench-{i}"],
-                    env=env,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                    preexec_fn=(lambda c=cpus: os.sched_setaffinity(0, c)) if cpus else None,
-                )
-            )
-            log.close()
-        queue = Queue("arena", connection=r)
-        deadline = time.monotonic() + 60
-        while len(Worker.all(queue=queue)) < workers:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the workers did not start")
-            time.sleep(0.05)
-        settings = WorkerSettings(redis_url=url)
+        procs = start_workers(env, workers, tmp, "bench", pin=args.pin)
+        wait_for_workers(r, "arena", workers)
         cpu_before = account.cpu_s()
-        started = time.perf_counter()
-        league.run_league(r, "bench", settings)
-        total = len(store.league_matches(r, "bench"))
-        # The job that records the last result marks the league finished. Polling that one key
-        # every 0.1 s keeps the benchmark's own load on the machine negligible (league_progress
-        # reads every match; at 0.02 s the polling alone took 2 CPU-ms per game); the full
-        # progress is read once, at the end. The timing is late by 0.05 s on average.
-        while True:
-            record = store.get_league(r, "bench")
-            if record is None or record.status is not store.LeagueStatus.RUNNING:
-                break
-            time.sleep(0.1)
-        elapsed = time.perf_counter() - started
+        games, total, elapsed = time_league(r, "bench", WorkerSettings(redis_url=url))
         cpu = account.cpu_s() - cpu_before
-        progress = league.league_progress(r, "bench")
-        if progress.counts["finished"] != total:
-            raise RuntimeError(f"not every match finished: {progress.summary()}")
-        games = sum(len(store.get_result(r, m).games) for m in store.league_matches(r, "bench"))
     finally:
-        for proc in procs:
-            with contextlib.suppress(ProcessLookupError):
-                proc.send_signal(signal.SIGTERM)
-        for proc in procs:
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        stop_processes(procs)
         stop_redis_server(redis_proc)
         shutil.rmtree(tmp, ignore_errors=True)
         account.close()
