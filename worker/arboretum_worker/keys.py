@@ -104,10 +104,25 @@ Layout (``{x}`` is an id; names and ids never contain ``:``)::
     arena:main-board                    string the league the site's front page shows
     arena:analysis:{match}:{game}       hash   a stored game's analysis: status, error, document
                                                (analysis_jobs.py)
+    arena:casual:{id}                   hash   a casual game of a person against bots: players,
+                                               person_seat, seats, names, status, clock, key
+                                               (SHA-256 of the person's key), pending request,
+                                               result, replay_id (casual/), expiring once over
+    arena:casual:{id}:feed              stream the person's seat's messages (casual/feed.py),
+                                               expiring with the game
+    arena:casual:{id}:moves             list   the person's decisions and resignation, for the
+                                               game's relay (casual/relay.py)
+    arena:casual-result:{id}            string a finished casual game (JSON), kept for good
+    arena:casual-address:{sha256}       zset   casual games queued or playing from one client
+                                               address (its SHA-256), score = created
+    arena:casual-queued                 zset   casual games waiting for a worker, score = created
+    arena:casual-version:{vid}          zset   the version's games against people, score = ended
+    arena:casual-version:{vid}:record   hash   games, wins: the version's record against people
 
 rq keeps its queues and jobs under its own keys (``rq:``), which this project never spells: it
 names jobs only, by id (``arena-match-{match}``, ``arena-sprt-{test}-{batch}``,
-``arena-ladder-{league}-{token}``; jobs.py, sprt/league.py, ladder/scheduler.py).
+``arena-ladder-{league}-{token}``, ``arena-casual-{game}``; jobs.py, sprt/league.py,
+ladder/scheduler.py, casual/job.py).
 """
 
 from __future__ import annotations
@@ -171,6 +186,11 @@ class Keys:
     AUDIT_LOG: ClassVar[str] = PREFIX + "audit-log"
     RATELIMIT: ClassVar[str] = PREFIX + "ratelimit:"
     MAIN_BOARD: ClassVar[str] = PREFIX + "main-board"
+    CASUAL: ClassVar[str] = PREFIX + "casual:"
+    CASUAL_RESULT: ClassVar[str] = PREFIX + "casual-result:"
+    CASUAL_ADDRESS: ClassVar[str] = PREFIX + "casual-address:"
+    CASUAL_QUEUED: ClassVar[str] = PREFIX + "casual-queued"
+    CASUAL_VERSION: ClassVar[str] = PREFIX + "casual-version:"
 
     @staticmethod
     def key_for(namespace: str, id: str) -> str:
@@ -397,6 +417,41 @@ class Keys:
     def bot_prefs(cls, name: str) -> str:
         """A bot owner's settings for the bot (challenges accepted, results public)."""
         return cls.bot(name) + ":prefs"
+
+    @classmethod
+    def casual(cls, game_id: str) -> str:
+        """A casual game's record (casual/)."""
+        return cls.key_for(cls.CASUAL, game_id)
+
+    @classmethod
+    def casual_feed(cls, game_id: str) -> str:
+        """The messages of a casual game's person's seat."""
+        return cls.casual(game_id) + ":feed"
+
+    @classmethod
+    def casual_moves(cls, game_id: str) -> str:
+        """The person's decisions on their way to the game's relay."""
+        return cls.casual(game_id) + ":moves"
+
+    @classmethod
+    def casual_result(cls, game_id: str) -> str:
+        """A finished casual game, kept for good."""
+        return cls.key_for(cls.CASUAL_RESULT, game_id)
+
+    @classmethod
+    def casual_address(cls, digest: str) -> str:
+        """The casual games queued or playing from one client address (its SHA-256 hex)."""
+        return cls.key_for(cls.CASUAL_ADDRESS, digest)
+
+    @classmethod
+    def casual_version(cls, version_id: str) -> str:
+        """A bot version's games against people, by end time."""
+        return cls.key_for(cls.CASUAL_VERSION, version_id)
+
+    @classmethod
+    def casual_version_record(cls, version_id: str) -> str:
+        """A bot version's record against people: games, wins."""
+        return cls.casual_version(version_id) + ":record"
 
 
 _LADDER_PARTS = ("", "versions", "rounds", "lock", "again", "queued", "tick", "fitdata", "open")
