@@ -1,0 +1,538 @@
+"""Casual games under load: N people playing bots in the browser while a league runs
+(docs/benchmarks.md, "Casual games under load").
+
+One private redis-server, ``arena web`` (its own process, as deployed), ``--league-workers``
+``arena worker`` processes on the league's queue (``ARENA_QUEUES=league``) and
+``--casual-workers`` on the casual queue (``ARENA_QUEUES=casual``; a casual game holds one worker
+for its length, so one per concurrent game), all started before anything is timed. The league is
+copies of the built-in greedy bot as ``bench/league_bench.py`` makes it (bwrap, the fork server);
+the casual games' bots are the same versions, in their sandboxes.
+
+Each round times a league twice, the same league under a new name: first alone, then while
+``--games`` scripted people play casual games through the web app over HTTP, as a browser does
+(``httpx2``, a client of their own each, in a process of their own): a person opens a bot's page
+and the Play page, starts a game (``POST /api/play``: 1 to 3 of the league's bots, a random seat,
+the players cycling through ``--players``), opens the game's page, reads its state and follows
+its feed (server-sent events), and answers each request with a legal decision chosen at random
+from the request (a draw from ``legal_sources``; a card of the hand on a ``legal_cells`` cell and
+another card discarded) after a think time uniform in 0.5 to 1.5 times ``--think``; every
+``--reload-every`` decisions it reloads the page (the page, the state, the feed resumed with
+``Last-Event-ID``). At the game's end it reads the page again and starts the next game. The
+people start spread over ``--ramp`` seconds; the loaded league starts once every person's first
+game has asked its first decision, and when it ends each person resigns the game it is in.
+
+Reported: the league's games per second alone and under the casual load, and their ratio; per
+endpoint and overall, the pages' latency (p50, p95, p99, max; the feed to its response's
+headers) of the requests made while the loaded league ran, and of the whole casual run; how long
+a person waits from a decision to its next request (the bots' turns) and from ``POST /api/play``
+to the first request (the queue, the bots' start); the CPU of everything the benchmark started
+per phase (a cpuacct cgroup, ``cpu_account.py``) and the load average. Goals: p99 under 200 ms,
+the league's games per second down by at most 20%.
+
+    .venv/bin/python bench/casual_load.py                          # 50 people, think 3 s
+    .venv/bin/python bench/casual_load.py --games 5 --think 0.5 --bots 4 --deals 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+GOAL_P99_MS = 200.0
+GOAL_DROP = 0.20
+CASUAL_ENV = {
+    # One address (the loopback) plays every game: the per-address limits would refuse the
+    # second person. The counts still run (every request counted, none refused).
+    "ARENA_CASUAL_PER_ADDRESS": "100000",
+    "ARENA_CASUAL_MAX_QUEUED": "100000",
+    "ARENA_RATE_LIMITS": "anonymous_reads=1000000,anonymous_writes=1000000,"
+    "author_reads=1000000,author_writes=1000000",
+}
+PAGE = {  # the endpoints' names in the report
+    "bot": "GET /bots/{name}",
+    "play": "GET /play",
+    "create": "POST /api/play",
+    "game": "GET /play/{id}",
+    "state": "GET /play/{id}/state",
+    "feed": "GET /play/{id}/feed (headers)",
+    "decision": "POST /play/{id}/decision",
+    "resign": "POST /play/{id}/resign",
+}
+WAITS = {"turn": "a decision to the next request", "start": "POST /api/play to the 1st request"}
+
+
+# ----------------------------------------------------------------------------- the people
+
+
+def legal_answer(request: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """A legal answer to a ``request`` message, chosen at random from what it offers."""
+    if request["kind"] in ("first-draw", "second-draw"):
+        return {"id": request["id"], "draw": rng.choice(request["legal_sources"])}
+    hand = list(request["view"]["hand"])
+    card = rng.choice(hand)
+    answer: dict[str, Any] = {
+        "id": request["id"],
+        "play": card,
+        "cell": rng.choice(request["legal_cells"]),
+    }
+    if request.get("discard_required", True):
+        hand.remove(card)
+        answer["discard"] = rng.choice(hand)
+    return answer
+
+
+class Person:
+    """One scripted person: games back to back until ``stop``; each request timed in ``log``."""
+
+    def __init__(self, index: int, args: argparse.Namespace, stop: asyncio.Event) -> None:
+        self.index = index
+        self.args = args
+        self.stop = stop
+        self.rng = random.Random(f"person-{index}")
+        self.players = args.players[index % len(args.players)]
+        self.log: list[tuple[str, float, float, int]] = []  # (what, wall start, seconds, status)
+        self.first_request = asyncio.Event()
+        self.games = self.failed = self.decisions = self.refused = 0
+        self.problems: list[str] = []
+        self.client: Any = None
+        self.game_id: str | None = None
+        self.key = ""
+
+    async def call(self, what: str, method: str, path: str, **kw: Any) -> Any:
+        wall, started = time.time(), time.perf_counter()
+        response = await self.client.request(method, path, **kw)
+        self.log.append((PAGE[what], wall, time.perf_counter() - started, response.status_code))
+        if response.status_code >= 400 and what != "decision":
+            self.problems.append(f"{method} {path}: {response.status_code} {_gist(response)}")
+        return response
+
+    async def feed(self, game_id: str, last: str | None) -> AsyncIterator[tuple[str, dict]]:
+        """The game's feed from after ``last``: (stream id, message)."""
+        headers = {"X-Arena-Play-Key": self.key, "Accept": "text/event-stream"}
+        if last:
+            headers["Last-Event-ID"] = last
+        wall, started = time.time(), time.perf_counter()
+        path = f"/play/{game_id}/feed"
+        async with self.client.stream("GET", path, headers=headers, timeout=None) as response:
+            self.log.append(
+                (PAGE["feed"], wall, time.perf_counter() - started, response.status_code)
+            )
+            if response.status_code != 200:
+                await response.aread()
+                self.problems.append(f"GET {path}: {response.status_code} {_gist(response)}")
+                return
+            event_id, data = "", []
+            async for line in response.aiter_lines():
+                if line.startswith("id:"):
+                    event_id = line[3:].strip()
+                elif line.startswith("data:"):
+                    data.append(line[5:].strip())
+                elif not line and data:
+                    yield event_id, json.loads("\n".join(data))
+                    data = []
+
+    async def think(self) -> bool:
+        """Think for a while; False if told to stop meanwhile."""
+        seconds = self.args.think * self.rng.uniform(0.5, 1.5)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.stop.wait(), seconds)
+        return not self.stop.is_set()
+
+    async def start_game(self) -> Any:
+        bots = [self.rng.choice(self.args.opponents) for _ in range(self.players - 1)]
+        await self.call("bot", "GET", f"/bots/{bots[0]}")
+        await self.call("play", "GET", "/play", params={"bot": bots[0]})
+        started = time.perf_counter()
+        response = await self.call(
+            "create", "POST", "/api/play", json={"opponents": bots, "seat": None}
+        )
+        if response.status_code == 429:
+            self.refused += 1
+            await asyncio.sleep(float(response.headers.get("Retry-After", "5")))
+            return None
+        if response.status_code != 201:
+            await asyncio.sleep(5)
+            return None
+        body = response.json()
+        self.game_id, self.key = body["id"], body["key"]
+        return started
+
+    async def play_game(self, waits: dict[str, list[float]]) -> None:
+        started = await self.start_game()
+        if started is None:
+            return
+        gid = self.game_id
+        headers = {"X-Arena-Play-Key": self.key}
+        answered: set[int] = set()
+        last: str | None = None
+        sent = started
+        over = False
+        while not over and not self.stop.is_set():
+            await self.call("game", "GET", f"/play/{gid}")
+            state = (await self.call("state", "GET", f"/play/{gid}/state", headers=headers)).json()
+            if state.get("messages"):
+                last = state["messages"][-1][0]
+            pending = state.get("pending")
+            messages = [(last or "", pending)] if pending else []
+            reload_at = self.decisions + self.args.reload_every
+            received = 0
+            async for sid, msg in _chain(messages, self.feed(gid, last)):
+                last, received = sid or last, received + 1
+                kind = msg.get("type")
+                if kind in ("match_end", "error"):
+                    over = True
+                    self.failed += kind == "error"
+                    break
+                if kind != "request" or msg["id"] in answered:
+                    continue
+                waits["start" if not answered else "turn"].append(time.perf_counter() - sent)
+                self.first_request.set()
+                if not await self.think():
+                    break
+                answered.add(msg["id"])
+                sent = time.perf_counter()
+                answer = legal_answer(msg, self.rng)
+                response = await self.call(
+                    "decision", "POST", f"/play/{gid}/decision", json=answer, headers=headers
+                )
+                if response.status_code != 202:
+                    self.problems.append(
+                        f"decision {answer}: {response.status_code} {response.text}"
+                    )
+                self.decisions += 1
+                if self.args.reload_every and self.decisions >= reload_at:
+                    break
+            if not received:  # the feed closed at once: not again at full speed
+                await asyncio.sleep(1)
+        if over:
+            self.games += 1
+            await self.call("game", "GET", f"/play/{gid}")
+        else:
+            await self.call("resign", "POST", f"/play/{gid}/resign", headers=headers)
+
+    async def run(self, base: str, waits: dict[str, list[float]], delay: float) -> None:
+        import httpx2
+
+        async with httpx2.AsyncClient(base_url=base, timeout=60, trust_env=False) as client:
+            self.client = client
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stop.wait(), delay)
+            while not self.stop.is_set():
+                try:
+                    await self.play_game(waits)
+                except Exception as exc:  # a person carries on; the report counts it
+                    self.problems.append(f"{type(exc).__name__}: {exc}")
+                    await asyncio.sleep(1)
+
+
+def _gist(response: Any) -> str:
+    """An error answer in one line: a page's title, else the body's start."""
+    text = response.text
+    if "<title>" in text:
+        return text.split("<title>", 1)[1].split("</title>", 1)[0]
+    return text[:200].replace("\n", " ")
+
+
+async def _chain(first: list[tuple[str, Any]], rest: AsyncIterator[tuple[str, dict]]) -> Any:
+    for item in first:
+        yield item
+    async for item in rest:
+        yield item
+
+
+async def people_main(args: argparse.Namespace) -> None:
+    """The people's process: ``ready`` on stdout once each has a first request, ``stop`` on stdin
+    ends them; the log goes to ``args.out`` as JSON."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    threading.Thread(
+        target=lambda: (sys.stdin.readline(), loop.call_soon_threadsafe(stop.set)), daemon=True
+    ).start()
+    people = [Person(i, args, stop) for i in range(args.games)]
+    waits: dict[str, list[float]] = defaultdict(list)
+    tasks = [
+        asyncio.create_task(p.run(args.base, waits, args.ramp * i / max(1, args.games)))
+        for i, p in enumerate(people)
+    ]
+    ready = asyncio.gather(*(p.first_request.wait() for p in people))
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(ready), args.ready_timeout)
+    print(json.dumps({"ready": sum(p.first_request.is_set() for p in people)}), flush=True)
+    await stop.wait()
+    await asyncio.wait(tasks, timeout=60)
+    for task in tasks:
+        task.cancel()
+    Path(args.out).write_text(
+        json.dumps(
+            {
+                "log": [row for p in people for row in p.log],
+                "waits": waits,
+                "games": sum(p.games for p in people),
+                "failed": sum(p.failed for p in people),
+                "decisions": sum(p.decisions for p in people),
+                "refused": sum(p.refused for p in people),
+                "problems": [f"person {p.index}: {x}" for p in people for x in p.problems],
+            }
+        )
+    )
+
+
+# ----------------------------------------------------------------------------- the report
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def latency_table(rows: list[list[Any]], title: str) -> float:
+    """Print p50/p95/p99/max per endpoint and overall; returns the overall p99 in ms."""
+    by: dict[str, list[float]] = defaultdict(list)
+    errors: dict[str, int] = defaultdict(int)
+    for what, _wall, seconds, status in rows:
+        by[what].append(1000 * seconds)
+        errors[what] += status >= 500
+    overall = [ms for values in by.values() for ms in values]
+    print(f"\n{title}")
+    print(f"| endpoint | requests | p50 ms | p95 ms | p99 ms | max ms | 5xx |\n|{'---|' * 7}")
+    for what in [*PAGE.values(), "overall"]:
+        values = overall if what == "overall" else by.get(what)
+        if not values:
+            continue
+        bad = sum(errors.values()) if what == "overall" else errors[what]
+        print(
+            f"| {what} | {len(values)} | {percentile(values, 0.5):.1f} | "
+            f"{percentile(values, 0.95):.1f} | {percentile(values, 0.99):.1f} | "
+            f"{max(values):.1f} | {bad} |"
+        )
+    return percentile(overall, 0.99) if overall else float("nan")
+
+
+# ----------------------------------------------------------------------------- the run
+
+
+class Rig:
+    """Redis, ``arena web`` and the workers, for the whole run."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        import redis
+
+        from arboretum_worker.queues import QueueKind, queue_name
+        from arboretum_worker.settings import WorkerSettings
+        from league_bench import greedy_copies, start_workers, wait_for_workers
+        from redis_server import start_redis_server
+        from store_bench import start_web
+
+        self.tmp = Path(tempfile.mkdtemp(prefix="arena-casual-load-"))
+        self.keep = args.keep
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.web: subprocess.Popen[bytes] | None = None
+        self.redis_url, self.redis_proc = start_redis_server(self.tmp / "redis", appendonly=True)
+        self.r = redis.Redis.from_url(self.redis_url)
+        self.settings = WorkerSettings(redis_url=self.redis_url)
+        self.bots = greedy_copies(self.r, args.bots)
+        env = dict(os.environ, REDIS_URL=self.redis_url, ARENA_SANDBOX="bwrap")
+        env.update(CASUAL_ENV, ARENA_MATCH_ROOT=str(self.tmp / "m"), ARENA_FORK_SERVER="1")
+        os.environ.update(CASUAL_ENV)  # arena web inherits them
+        self.procs += start_workers(
+            dict(env, ARENA_QUEUES="league"), args.league_workers, self.tmp, "league"
+        )
+        self.procs += start_workers(
+            dict(env, ARENA_QUEUES="casual"), args.casual_workers, self.tmp, "casual"
+        )
+        port = _free_port()
+        arena = [sys.executable, "-m", "arboretum_sdk.cli"]
+        self.web, _ = start_web(arena, self.redis_url, port, self.tmp / "web.log")
+        self.base = f"http://127.0.0.1:{port}"
+        wait_for_workers(self.r, queue_name(QueueKind.LEAGUE), args.league_workers, 300)
+        wait_for_workers(self.r, queue_name(QueueKind.CASUAL), args.casual_workers, 600)
+
+    def close(self) -> None:
+        from league_bench import stop_processes
+        from redis_server import stop_redis_server
+
+        stop_processes([*self.procs, *([self.web] if self.web else [])])
+        stop_redis_server(self.redis_proc)
+        if self.keep:
+            print(f"logs kept in {self.tmp}")
+        else:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def league_phase(rig: Rig, args: argparse.Namespace, name: str, account: Any) -> dict[str, Any]:
+    from arboretum_worker import league
+    from league_bench import time_league
+
+    league.create_league(
+        rig.r, name, rig.bots, players=2, games_per_pairing=args.deals,
+        per_decision_ms=1000, bank_ms=10_000, seed=1,
+    )  # fmt: skip
+    load, cpu, wall = os.getloadavg()[0], account.cpu_s(), time.time()
+    games, matches, seconds = time_league(rig.r, name, rig.settings)
+    cpu = account.cpu_s() - cpu
+    phase = {"games": games, "seconds": seconds, "rate": games / seconds, "cpu": cpu}
+    phase.update(start=wall, end=wall + seconds, load=(load, os.getloadavg()[0]))
+    print(
+        f"  {name}: {games} games ({matches} matches) in {seconds:.1f} s = "
+        f"{phase['rate']:.2f} games/s; {cpu:.1f} CPU-s ({cpu / seconds:.2f} CPUs busy); "
+        f"load average {load:.2f} before, {os.getloadavg()[0]:.2f} after",
+        flush=True,
+    )
+    return phase
+
+
+def start_people(rig: Rig, args: argparse.Namespace, out: Path) -> subprocess.Popen[str]:
+    cmd = [sys.executable, __file__, "--people-only", rig.base, str(out)]
+    cmd += ["--games", str(args.games), "--think", str(args.think), "--ramp", str(args.ramp)]
+    cmd += ["--players", *map(str, args.players), "--reload-every", str(args.reload_every)]
+    cmd += ["--ready-timeout", str(args.ready_timeout), "--opponents", *rig.bots]
+    return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
+def loaded_phase(rig: Rig, args: argparse.Namespace, k: int, account: Any) -> dict[str, Any]:
+    out = rig.tmp / f"people-{k}.json"
+    started = time.time()
+    people = start_people(rig, args, out)
+    assert people.stdin is not None and people.stdout is not None
+    ready = json.loads(people.stdout.readline() or '{"ready": 0}')["ready"]
+    print(f"  {ready} of {args.games} people playing after {time.time() - started:.0f} s")
+    try:
+        phase = league_phase(rig, args, f"loaded{k}", account)
+    finally:
+        people.stdin.write("stop\n")
+        people.stdin.flush()
+        people.wait(120)
+    phase["people"] = json.loads(out.read_text())
+    phase["ready"] = ready
+    return phase
+
+
+def report(
+    alone: list[dict[str, Any]], loaded: list[dict[str, Any]], args: argparse.Namespace
+) -> int:
+    rows = [row for phase in loaded for row in phase["people"]["log"]]
+    during = [
+        row for phase in loaded for row in phase["people"]["log"]
+        if phase["start"] <= row[1] <= phase["end"]
+    ]  # fmt: skip
+    p99 = latency_table(during, "Requests made while the loaded league ran")
+    latency_table(rows, "Every request of the casual run (the ramp and the stop too)")
+    waits: dict[str, list[float]] = defaultdict(list)
+    for phase in loaded:
+        for what, values in phase["people"]["waits"].items():
+            waits[what] += values
+    for what, values in waits.items():
+        if values:
+            print(
+                f"{WAITS[what]}: {len(values)}, median {statistics.median(values):.2f} s, "
+                f"p95 {percentile(values, 0.95):.2f} s, max {max(values):.2f} s"
+            )
+    for phase in loaded:
+        people = phase["people"]
+        print(
+            f"casual: {people['games']} games ended ({people['failed']} failed), "
+            f"{people['decisions']} decisions, "
+            f"{people['refused']} refused (429), {len(people['problems'])} problems"
+        )
+        for problem in people["problems"][:10]:
+            print("  ", problem)
+    rate_alone = statistics.median(p["rate"] for p in alone)
+    rate_loaded = statistics.median(p["rate"] for p in loaded)
+    ratio = rate_loaded / rate_alone
+    print(
+        f"\nleague alone {rate_alone:.2f} games/s, under {args.games} casual games "
+        f"{rate_loaded:.2f} games/s: ratio {ratio:.3f} (drop {100 * (1 - ratio):.1f}%)"
+    )
+    met_p99, met_drop = p99 < GOAL_P99_MS, 1 - ratio <= GOAL_DROP
+    print(f"goal p99 < {GOAL_P99_MS:.0f} ms: {'met' if met_p99 else 'NOT met'} ({p99:.1f} ms)")
+    print(f"goal drop <= {100 * GOAL_DROP:.0f}%: {'met' if met_drop else 'NOT met'}")
+    return 0 if met_p99 and met_drop else 1
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=50, help="concurrent casual games (people)")
+    parser.add_argument("--think", type=float, default=3.0, help="mean think time, s (3)")
+    parser.add_argument("--players", type=int, nargs="+", default=[2, 3, 4], help="cycled")
+    parser.add_argument("--reload-every", type=int, default=10, help="decisions (0: never)")
+    parser.add_argument("--ramp", type=float, default=20.0, help="people start over this, s")
+    parser.add_argument("--ready-timeout", type=float, default=300.0)
+    parser.add_argument("--casual-workers", type=int, help="default: --games")
+    parser.add_argument("--league-workers", type=int, default=2)
+    parser.add_argument("--bots", type=int, default=10, help="league bots (greedy copies)")
+    parser.add_argument("--deals", type=int, default=10, help="league deals per pairing")
+    parser.add_argument("--rounds", type=int, default=1, help="alone, then loaded, N times")
+    parser.add_argument("--keep", action="store_true", help="keep the logs (web, workers)")
+    parser.add_argument("--people-only", nargs=2, metavar=("BASE", "OUT"), help=argparse.SUPPRESS)
+    parser.add_argument("--opponents", nargs="+", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.casual_workers is None:
+        args.casual_workers = args.games
+    if not all(2 <= p <= 4 for p in args.players):
+        parser.error("--players: 2 to 4 players a game")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.people_only:
+        args.base, args.out = args.people_only
+        asyncio.run(people_main(args))
+        return 0
+    sys.path[:0] = [str(HERE), str(HERE.parent / "tests")]
+    from cpu_account import CpuAccount
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # the finally below stops everything
+    account = CpuAccount("casual")
+    account.join()
+    print(
+        f"cpus: {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}; {args.games} people "
+        f"(think {args.think} s, players {args.players}), {args.casual_workers} casual and "
+        f"{args.league_workers} league workers; league: {args.bots} greedy copies, "
+        f"{args.deals} deal(s) per pairing; CPU: {account.describe()}",
+        flush=True,
+    )
+    rig = None
+    alone: list[dict[str, Any]] = []
+    loaded: list[dict[str, Any]] = []
+    try:
+        started = time.perf_counter()
+        rig = Rig(args)
+        print(f"  Redis, arena web and the workers up in {time.perf_counter() - started:.0f} s")
+        for k in range(args.rounds):
+            alone.append(league_phase(rig, args, f"alone{k}", account))
+            loaded.append(loaded_phase(rig, args, k, account))
+    finally:
+        if rig is not None:
+            rig.close()
+        account.close()
+    return report(alone, loaded, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
