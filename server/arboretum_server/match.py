@@ -66,6 +66,7 @@ from .game import (
 )
 from .matchconfig import MatchConfig
 from .messages import (
+    Forfeit,
     GameEnd,
     GameOver,
     GameStart,
@@ -282,6 +283,38 @@ class Match:
         game on it is only disconnected (its decisions wait for its clock) until it connects."""
         if self.seating.restart(seat):
             log.info("match %s seat %d: a fresh bot process is starting", self.match_id, seat)
+
+    def resign(self, seat: int, reason: str) -> bool:
+        """``seat`` gives up the game in progress, as the fault policy's forfeit does: it ranks
+        last, the replay records it, and the fallback plays its remaining decisions (a decision
+        of the seat's that is pending now first). False when no game is in progress or the seat
+        forfeited already (a waiting match cannot be resigned: its game has not started)."""
+        game = self._game
+        if game is None or is_over(self.status) or game.state.is_over:
+            return False
+        state = game.state
+        if state.forfeited[seat]:
+            return False
+        game.recorder.forfeit(seat, reason or "resigned")
+        game.changed()
+        self.rulings.emit(game, seat, state.turn + 1, Forfeit(game.faults[seat]))
+        log.info("match %s seat %d: resigns game %d", self.match_id, seat, game.index)
+        pending = game.pending
+        if pending is None or pending.seat != seat or pending.future.done():
+            return True  # its turns are played by the match loop (Match._decide)
+        future = pending.future
+        try:
+            game.pending = None
+            self.rulings.play_forfeited(game, seat)
+            game.changed(seat)
+            if state.is_over or state.forfeited[state.current_seat]:
+                future.set_result(CONCLUDED)
+            else:
+                self._ask(game, state.current_seat, future)
+        except Exception as exc:  # an internal error: the match loop fails the match with it
+            if not future.done():
+                future.set_exception(exc)
+        return True
 
     def receive(self, seat: int, stream: SeatStream, inbound: Inbound) -> None:
         """What a seat's stream sent: an answer (or not), matched against its pending decision."""

@@ -185,6 +185,12 @@ class MatchHandle:
         self._match.report_restart(seat)
         return True
 
+    def resign(self, seat: int, reason: str = "resigned") -> bool:
+        """``seat`` gives up the game in progress: it forfeits as at its last fault (ranks last,
+        the fallback plays its remaining decisions, the replay records it). False when no game is
+        in progress (the match waits for its seats, or is over) or the seat forfeited already."""
+        return self._match.resign(self._seat(seat), reason)
+
     def watch(self) -> MatchWatch:
         """A spectator subscription (see :class:`MatchWatch`)."""
         return MatchWatch(self._match, self._match.watch())

@@ -2,7 +2,7 @@
 a real referee and real bot processes (``arena bot run random``, as ``arena play`` starts them).
 
 Each test drives a match only through the API: create, wait, outcome, replays, crash and restart
-reports, the spectator subscription."""
+reports, resignation, the spectator subscription."""
 
 from __future__ import annotations
 
@@ -190,5 +190,46 @@ def test_the_remote_runner_has_the_same_interface() -> None:
                     await remote_runner.create(config(2000))
             finally:
                 await remote_runner.stop()
+
+    asyncio.run(main())
+
+
+def test_a_seat_resigns_and_the_fallback_plays_its_turns() -> None:
+    """Seat 0 never connects; its first decision waits on its clock until it resigns: then it is
+    settled at once by the fallback, as are all its turns after, and it ranks last. Resigning
+    again, before the game or after the match, changes nothing."""
+
+    async def main() -> None:
+        async with runner() as matches:
+            handle = await matches.create(
+                config(1, start_timeout_ms=200, time_control=TimeControl(60_000, 60_000))
+            )
+            assert handle.resign(0) is False, "no game in progress yet"
+            with bots(handle.address, {1: handle.tokens[1]}):
+                while handle.status is not MatchStatus.RUNNING:
+                    await asyncio.sleep(0.01)
+                await asyncio.sleep(0.1)  # seat 0's first draw is pending, on its clock
+                assert handle.resign(0, "resigned by the test")
+                assert handle.resign(0) is False, "resigned already"
+                await finish(handle, timeout=30)  # far less than one of seat 0's decisions
+            outcome = handle.outcome()
+            assert outcome.finished
+            (game,) = outcome.games
+            assert game.result.seats[0].forfeited and not game.result.seats[1].forfeited
+            assert game.result.ranks == (2, 1) and game.faults == (0, 0)
+            (doc,) = check_replays(outcome.games, await handle.replays())
+            forfeits = [
+                {k: v for k, v in s.items() if k != "digest"}
+                for s in doc["steps"]
+                if s.get("kind") == "forfeit"
+            ]
+            assert forfeits == [
+                {"turn": 0, "seat": 0, "kind": "forfeit", "reason": "resigned by the test"}
+            ]
+            seat0 = [s for s in doc["steps"] if s.get("seat") == 0 and s.get("kind") != "forfeit"]
+            assert seat0 and all(s["fault"]["kind"] == "forfeited" for s in seat0)
+            assert handle.resign(0) is False and handle.resign(1) is False, "the match is over"
+            with pytest.raises(NotFound):
+                handle.resign(2)
 
     asyncio.run(main())
