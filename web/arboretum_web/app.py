@@ -24,10 +24,11 @@ from starlette.templating import Jinja2Templates
 
 from arboretum_worker import store
 
-from . import api, pages, profiles
+from . import api, pages, play_api, playpages, profiles
 from .config import SubmitCheck, WebSettings, default_check
 from .identity import AUTH_COOKIE, request_author
 from .live import LiveHub
+from .playfeed import PlayFeeds
 from .ratelimit import RateLimitMiddleware
 from .safety import CSRF_FIELD, SECURITY_HEADERS, LazyToken, SafetyMiddleware
 from .transfer import CachedStatic, static_url
@@ -60,6 +61,7 @@ _TITLES = {
     405: "Method not allowed",
     411: "Length required",
     413: "Too large",
+    429: "Too many requests",
     500: "Internal error",
     503: "Unavailable",
 }
@@ -128,6 +130,8 @@ def create_app(
     routes = [
         *pages.routes(),
         *profiles.page_routes(),
+        *playpages.routes(),
+        *play_api.api_routes(),
         Mount("/api/v1", routes=[*api.routes(), *profiles.api_routes()]),
         Mount("/static", app=CachedStatic(directory=HERE / "static"), name="static"),
     ]
@@ -136,6 +140,7 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
         app.state.live.close()
+        app.state.play.close()
 
     app = Starlette(
         routes=routes,
@@ -157,6 +162,7 @@ def create_app(
     app.state.check = settings.check
     app.state.uploads = UploadGate(settings.upload_concurrency, settings.upload_queue)
     app.state.live = LiveHub(app.state.redis, settings.live_delay_turns, settings.live_max_viewers)
+    app.state.play = PlayFeeds(app.state.redis, settings.live_max_viewers)
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     pages.install_filters(templates)
     templates.env.globals["static_url"] = static_url

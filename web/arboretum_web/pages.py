@@ -17,7 +17,7 @@ from arboretum_sdk.clitools import plural
 from arboretum_worker import replays, store
 from arboretum_worker.board import PROVISIONAL_HALF_WIDTH
 
-from . import authors, challengepages, now, queries, sprt, sprtgames
+from . import authors, challengepages, now, playpages, queries, sprt, sprtgames
 from .audit import audit_context, exclusion_notes
 from .chart import llr_chart, rating_chart
 from .config import default_check
@@ -155,6 +155,7 @@ def bot_page(request: Request) -> Response:
         tests=[t for t in sprt.test_summaries(r) if bot.name in (t["new"]["bot"], t["old"]["bot"])],
         mine=mine,
         uploaded=uploaded,
+        people=playpages.people_section(r, versions),
         nav="bots",
     )
 

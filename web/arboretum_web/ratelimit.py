@@ -18,6 +18,10 @@ draft *RateLimit header fields for HTTP* (draft-ietf-httpapi-ratelimit-headers-0
 fields): ``RateLimit-Limit``, ``RateLimit-Remaining``, ``RateLimit-Reset`` (seconds) and
 ``RateLimit-Policy`` (``LIMIT;w=WINDOW``).
 
+A casual game's own moves (``POST /play/{id}/decision`` and ``/resign``) are neither counted nor
+logged: a game is bounded by itself, and starting games is what the casual limits count
+(:mod:`arboretum_worker.casual`).
+
 When Redis does not answer, requests pass uncounted (the endpoint reports the outage itself).
 """
 
@@ -28,6 +32,7 @@ import json
 import logging
 import math
 import os
+import re
 import time
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -49,6 +54,12 @@ log = logging.getLogger(__name__)
 
 ENV = "ARENA_RATE_LIMITS"
 _READS = frozenset({"GET", "HEAD", "OPTIONS"})
+_GAME_MOVE = re.compile(r"/play/[^/]+/(decision|resign)")
+
+
+def _game_move(scope: Scope) -> bool:
+    """A casual game's own decision or resignation (not counted: see the module's docstring)."""
+    return scope["method"] == "POST" and _GAME_MOVE.fullmatch(scope["path"]) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +208,7 @@ class RateLimitMiddleware:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"].startswith("/static/"):
+        if scope["type"] != "http" or scope["path"].startswith("/static/") or _game_move(scope):
             await self.app(scope, receive, send)
             return
         state = scope["app"].state

@@ -1,0 +1,223 @@
+"""A casual game's feed in the browser: the messages its person's seat received
+(:mod:`arboretum_worker.casual`), relayed as server-sent events.
+
+One :class:`PlayFeed` per game being followed in this process: a thread of its own (never one of
+the request thread pool's, so fifty open games cannot starve the pages) reads the game's Redis
+stream with a blocking read and hands the messages to the event loop, where each is formatted once
+and shared by every tab the person has open on the game. The feed ends after ``match_end`` or
+``error``, or once the game's record says it is over and the stream has nothing more; a feed
+nobody follows stops after a few seconds.
+
+The stream (``GET /play/{id}/feed``)::
+
+    id: <stream id>
+    event: <the message's type>          request, fault, accepted, game_end, match_end, ...
+    data: {"type": "request", ...}
+
+A reconnecting browser sends ``Last-Event-ID`` (a stream id) and gets only what came after it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import redis
+
+from arboretum_worker import casual
+
+__all__ = ["FINAL_TYPES", "HEARTBEAT_S", "PlayFeed", "PlayFeeds", "stream", "stream_id_key"]
+
+log = logging.getLogger(__name__)
+
+HEARTBEAT_S = 15.0
+"""A comment line this often keeps proxies from closing a quiet stream."""
+IDLE_S = 5.0
+"""A feed nobody follows stops after this long."""
+FINAL_TYPES = frozenset({"match_end", "error"})
+"""The messages after which a game's feed has nothing more."""
+_BLOCK_MS = 1000
+_STATUS_EVERY_S = 2.0
+_OVER = frozenset({"over", "failed"})
+
+
+def stream_id_key(stream_id: str) -> tuple[int, int]:
+    """A Redis stream id (``MS-SEQ``) as a pair that sorts as the stream does; (-1, -1) when it
+    is not one."""
+    ms, _, seq = stream_id.partition("-")
+    if not ms.isdigit() or not (seq or "0").isdigit():
+        return (-1, -1)
+    return (int(ms), int(seq or "0"))
+
+
+def frame(stream_id: str, message: dict[str, Any]) -> bytes:
+    """One message as a server-sent event."""
+    kind = str(message.get("type", "message"))
+    data = json.dumps(message, separators=(",", ":"))
+    return f"id: {stream_id}\nevent: {kind}\ndata: {data}\n\n".encode()
+
+
+class PlayFeed:
+    """One game's messages in this process (see the module's docstring)."""
+
+    def __init__(self, hub: PlayFeeds, game_id: str) -> None:
+        self.hub = hub
+        self.game_id = game_id
+        self.ids: list[tuple[int, int]] = []
+        self.frames: list[bytes] = []
+        self.ended = False
+        self.viewers = 0
+        self._wake = asyncio.Event()
+        self._stop = threading.Event()
+        self._idle: asyncio.TimerHandle | None = None
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.Thread(target=self._read, name=f"play {game_id}", daemon=True)
+        self._thread.start()
+
+    # ------------------------------------------------------------------ on the event loop
+
+    async def changed(self, timeout: float) -> bool:
+        """Wait until something changes (True) or ``timeout`` passes (False)."""
+        wake = self._wake
+        try:
+            await asyncio.wait_for(wake.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    def _notify(self) -> None:
+        self._wake.set()
+        self._wake = asyncio.Event()
+
+    def _add(self, entries: list[tuple[str, dict[str, Any]]], end: bool) -> None:
+        for stream_id, message in entries:
+            self.ids.append(stream_id_key(stream_id))
+            self.frames.append(frame(stream_id, message))
+        self.ended = self.ended or end
+        self._notify()
+
+    def first_after(self, last_event_id: str | None) -> int:
+        """The index of the first message after ``last_event_id`` (0 without one)."""
+        if not last_event_id:
+            return 0
+        last = stream_id_key(last_event_id.strip())
+        return sum(1 for key in self.ids if key <= last)
+
+    def subscribe(self) -> None:
+        self.viewers += 1
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
+
+    def unsubscribe(self) -> None:
+        self.viewers -= 1
+        if self.viewers == 0:
+            self._idle = self._loop.call_later(IDLE_S, self._close_if_idle)
+
+    def _close_if_idle(self) -> None:
+        self._idle = None
+        if self.viewers == 0:
+            self.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self.hub.forget(self)
+
+    def join(self, timeout: float) -> None:
+        self._thread.join(timeout)
+
+    # ------------------------------------------------------------------ the reader thread
+
+    def _read(self) -> None:
+        r = self.hub.redis
+        last = "0"
+        checked = time.monotonic()
+        while not self._stop.is_set():
+            try:
+                entries = casual.read_feed(r, self.game_id, after=last, block_ms=_BLOCK_MS)
+                if entries:
+                    last = entries[-1][0]
+                    end = any(m.get("type") in FINAL_TYPES for _, m in entries)
+                    self._loop.call_soon_threadsafe(self._add, entries, end)
+                    if end:
+                        return
+                    continue
+                if time.monotonic() - checked < _STATUS_EVERY_S:
+                    continue
+                checked = time.monotonic()
+                if self._over(r) and not casual.read_feed(r, self.game_id, after=last):
+                    self._loop.call_soon_threadsafe(self._add, [], True)
+                    return
+            except Exception as exc:
+                if self._stop.is_set() or isinstance(exc, RuntimeError):
+                    return  # the app is stopping (its loop or its client closed)
+                if not isinstance(exc, redis.RedisError):
+                    raise
+                log.warning("play %s: reading the feed: %s", self.game_id, exc)
+                self._stop.wait(1.0)
+
+    def _over(self, r: Any) -> bool:
+        try:
+            return casual.get_game(r, self.game_id).status in _OVER
+        except casual.CasualError:
+            return True  # the record is gone (expired): nothing more will come
+
+
+class PlayFeeds:
+    """The casual games' feeds of one app (on its event loop)."""
+
+    def __init__(self, r: Any, max_viewers: int = 2000) -> None:
+        self.redis = r
+        self.max_viewers = max_viewers
+        self.feeds: dict[str, PlayFeed] = {}
+
+    @property
+    def viewers(self) -> int:
+        return sum(feed.viewers for feed in self.feeds.values())
+
+    def feed(self, game_id: str) -> PlayFeed:
+        feed = self.feeds.get(game_id)
+        if feed is None:
+            feed = self.feeds[game_id] = PlayFeed(self, game_id)
+        return feed
+
+    def forget(self, feed: PlayFeed) -> None:
+        if self.feeds.get(feed.game_id) is feed:
+            del self.feeds[feed.game_id]
+
+    def close(self) -> None:
+        feeds = list(self.feeds.values())
+        for feed in feeds:
+            feed.close()
+        for feed in feeds:
+            feed.join(2 * _BLOCK_MS / 1000)
+
+
+async def stream(feed: PlayFeed, last_event_id: str | None) -> AsyncIterator[bytes]:
+    """One tab's server-sent events, from after its ``Last-Event-ID``."""
+    feed.subscribe()
+    try:
+        yield b"retry: 3000\n\n"
+        sent = feed.first_after(last_event_id)
+        resume = last_event_id
+        while True:
+            if resume is not None:
+                # (the feed may still be reading what came before the resume point)
+                sent = max(sent, feed.first_after(resume))
+            if sent < len(feed.frames):
+                chunk = b"".join(feed.frames[sent:])
+                sent = len(feed.frames)
+                resume = None
+                yield chunk
+                continue
+            if feed.ended:
+                return
+            if not await feed.changed(HEARTBEAT_S):
+                yield b": keepalive\n\n"
+    finally:
+        feed.unsubscribe()
