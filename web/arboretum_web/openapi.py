@@ -13,6 +13,7 @@ from .analysis_api import analysis_paths, analysis_schemas
 from .openapi_authors import TEST_EXTRA, author_paths, author_schemas, contest_paths
 from .openapi_profiles import profile_paths, profile_schemas
 from .openapi_schemas import BOOL, MATCH_STATUS, ref, schemas
+from .play_api import play_paths, play_schemas
 
 __all__ = ["MAX_FILENAME", "MAX_GAME", "MAX_OFFSET", "openapi_document"]
 
@@ -301,6 +302,7 @@ def _sprt_paths() -> dict[str, Any]:
 
 def _schemas() -> dict[str, Any]:
     out = {**schemas(), **author_schemas(), **profile_schemas(), **analysis_schemas()}
+    out.update(play_schemas())
     test = out["SequentialTest"]  # an author's test adds its author and its matches
     test["properties"] = {**test["properties"], **TEST_EXTRA}
     test["required"] = [*test["required"], "author"]
@@ -310,6 +312,7 @@ def _schemas() -> dict[str, Any]:
 def openapi_document() -> dict[str, Any]:
     paths: dict[str, Any] = {**_account_paths(), **_match_paths(), **_sprt_paths()}
     paths.update(analysis_paths())
+    paths.update(play_paths())
     for path, item in {**author_paths(), **contest_paths(), **profile_paths()}.items():
         paths[path] = {**paths.get(path, {}), **item}
     return {

@@ -30,6 +30,7 @@ from arboretum_worker.keys import StoreError
 
 from . import playfeed
 from .identity import request_author
+from .openapi_schemas import array, closed, ref
 from .replays import is_complete, strip_faults
 from .resources import redis_of
 from .safety import csrf_cookie_name
@@ -332,6 +333,11 @@ async def api_start(request: Request) -> Response:
         body = await _json_body(request)
         if not isinstance(body, dict):
             raise casual.CasualError(400, "the request is a JSON object")
+        unknown = sorted(set(body) - {"opponents", "seat"})
+        if unknown:
+            raise casual.CasualError(
+                400, f"unknown field {unknown[0][:40]!r} (the fields: opponents, seat)"
+            )
         author = await run_in_threadpool(request_author, request)
         game, key = await _call(
             start, request, redis_of(request), body.get("opponents"), body.get("seat"), author
@@ -358,3 +364,61 @@ def routes() -> list[Route]:
 
 def api_routes() -> list[Route]:
     return [Route("/api/play", api_start, methods=["POST"])]
+
+
+# --------------------------------------------------------------------------- OpenAPI
+
+
+def play_paths() -> dict[str, Any]:
+    """``POST /api/play`` in the API's document (the table's own endpoints are the page's)."""
+
+    def answer(description: str, schema: dict[str, Any]) -> dict[str, Any]:
+        return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+    opponent = {"type": "string", "minLength": 1, "maxLength": 64}
+    body = closed(
+        {
+            "opponents": {**array(opponent), "minItems": 1, "maxItems": 3},
+            "seat": {"type": ["integer", "null"], "minimum": 0, "maximum": 3},
+        },
+        optional=("seat",),
+    )
+    return {
+        "/api/play": {
+            "post": {
+                "summary": "Start a casual game of a person against 1 to 3 bots (docs/web.md, "
+                "Playing the bots): bot names (their current version) or version ids (an "
+                "author's own, with their token); the person's seat from 0, null for a random one",
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": body}},
+                },
+                "responses": {
+                    "201": answer(
+                        "started: the table's URL and the person's key (shown once; also set "
+                        "as the game's cookie)",
+                        ref("PlayStarted"),
+                    ),
+                    "400": answer("a bad request (the message says what)", ref("Error")),
+                    "403": answer("another author's version that is not current", ref("Error")),
+                    "429": answer(
+                        "too many games from this address, or the queue is full: Retry-After "
+                        "gives the seconds to wait",
+                        ref("Error"),
+                    ),
+                },
+            }
+        }
+    }
+
+
+def play_schemas() -> dict[str, Any]:
+    return {
+        "PlayStarted": closed(
+            {
+                "id": {"type": "string"},
+                "url": {"type": "string", "description": "the table: /play/{id}"},
+                "key": {"type": "string", "description": f"the person's key ({KEY_HEADER})"},
+            }
+        )
+    }
