@@ -30,7 +30,7 @@ import signal
 import socket
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +43,10 @@ from .play import (
     SOCKET_NAME,
     MatchError,
     MatchPlan,
+    OnCreated,
     PlayedMatch,
     SeatPlan,
+    StartBot,
     WorkerStopping,
     capped_output,
     run_play_match,
@@ -261,10 +263,14 @@ def _play(
     deadline_s: float,
     compute: str = "fixed",
     publish: bool = True,
+    others: Mapping[int, StartBot] | None = None,
+    on_created: OnCreated | None = None,
 ) -> PlayedMatch:
     """Play ``plan`` with each seat's version in its sandbox; ``compute`` is the bots'
     ``ARENA_COMPUTE`` (a league's compute mode; fixed by default). ``publish``: publish its
-    public events as a live game (not for a re-run)."""
+    public events as a live game (not for a re-run). ``others``: seats started by the function
+    given instead (a casual game's person; their version is ``""``); ``on_created``: see
+    :func:`.play.play_match`."""
     from .bots import bot_entry, sandbox_runner
     from .outage import without_retry
     from .registry import materialise
@@ -272,16 +278,22 @@ def _play(
 
     thinking = seat_thinking_s(plan.players, plan.games, plan.per_decision_ms, plan.bank_ms)
     runner = sandbox_runner(settings, DEFAULT_LIMITS.for_match(thinking))
-    bot_dirs = []
+    others = others or {}
+    bot_dirs: list[Path | None] = []
     for seat, vid in enumerate(versions):
-        bot_dirs.append(bot_entry(materialise(r, vid, match_dir / "bots" / f"seat{seat}")))
+        path = None if seat in others else materialise(r, vid, match_dir / "bots" / f"seat{seat}")
+        bot_dirs.append(None if path is None else bot_entry(path))
     nonces = [secrets.token_hex(8) for _ in versions]  # the output markers' (botoutput.py)
 
     def start_bot(
         seat: int, seat_plan: SeatPlan, socket_path: Path, token: str, log_path: Path
     ) -> Any:
+        if seat in others:
+            return others[seat](seat, seat_plan, socket_path, token, log_path)
+        entry = bot_dirs[seat]
+        assert entry is not None
         return runner.start(
-            bot_dirs[seat],
+            entry,
             socket_path=socket_path,
             token=token,
             log_path=log_path,
@@ -297,6 +309,7 @@ def _play(
         output_cap=settings.output_cap,
         # Live events are dropped in a Redis outage, never delayed or sent twice.
         live=LivePublisher(without_retry(r), plan.match_id) if publish else None,
+        on_created=on_created,
     )
     played.output_nonces = nonces
     return played

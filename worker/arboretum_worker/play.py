@@ -132,6 +132,8 @@ class PlayedMatch:
 StartBot = Callable[[int, SeatPlan, Path, str, Path], Any]
 """``start_bot(seat, plan, socket_path, token, log_path)`` -> a handle with ``kill()`` and
 ``output()``; the job passes one built on the sandbox runner."""
+OnCreated = Callable[["MatchHandle"], None]
+"""``on_created(handle)``: told the match's handle once the referee created it."""
 
 
 def run_play_match(
@@ -142,6 +144,7 @@ def run_play_match(
     deadline_s: float,
     output_cap: int,
     live: LivePublisher | None = None,
+    on_created: OnCreated | None = None,
 ) -> PlayedMatch:
     """Synchronous entry point: a fresh event loop for this match (uvloop when installed, as
     ``arena serve`` runs the referee; see :mod:`arboretum_sdk.eventloop`), closed at the end."""
@@ -154,7 +157,13 @@ def run_play_match(
     try:
         return eventloop.run(
             play_match(
-                plan, match_dir, start_bot, deadline_s=deadline_s, output_cap=output_cap, live=live
+                plan,
+                match_dir,
+                start_bot,
+                deadline_s=deadline_s,
+                output_cap=output_cap,
+                live=live,
+                on_created=on_created,
             )
         )
     finally:
@@ -169,9 +178,12 @@ async def play_match(
     deadline_s: float,
     output_cap: int,
     live: LivePublisher | None = None,
+    on_created: OnCreated | None = None,
 ) -> PlayedMatch:
     """Play ``plan`` on a private referee (see the module's docstring). ``live``, when given,
-    publishes the match's public events as the referee produces them (:mod:`.live`)."""
+    publishes the match's public events as the referee produces them (:mod:`.live`);
+    ``on_created`` is called with the match's handle, on the referee's event loop, before the
+    seats start (a casual game's relay resigns its seat through it)."""
     from arboretum_server.runner import MatchRunner
 
     started = time.monotonic()
@@ -183,6 +195,8 @@ async def play_match(
         created_at = time.monotonic()
         if live is not None:
             live.start(handle)
+        if on_created is not None:
+            on_created(handle)
         log.info("match %s: created on the private referee", handle.match_id)
         await seats.start(handle.tokens)
         await _wait_for_end(handle, seats, started, deadline_s)

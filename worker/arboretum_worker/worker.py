@@ -328,6 +328,7 @@ PRELOAD = (
     "arboretum_worker.sprt.authors",
     "arboretum_worker.webhooks",
     "arboretum_worker.botoutput",
+    "arboretum_worker.casual.job",
 )
 
 

@@ -226,9 +226,10 @@ def _enqueue(r: Any, game: CasualGame, settings: CasualSettings, timeout: int) -
     )
 
 
-def release(r: Any, game_id: str) -> None:
-    """The game no longer counts against its address's and the queue's limits."""
-    digest = r.hget(Keys.casual(game_id), "address")
+def release(r: Any, game_id: str, *, queued_only: bool = False) -> None:
+    """The game no longer counts against its address's and the queue's limits (``queued_only``:
+    only the queue's: it left the queue to be played)."""
+    digest = None if queued_only else r.hget(Keys.casual(game_id), "address")
     pipe = r.pipeline(transaction=False)
     if digest is not None:
         pipe.zrem(Keys.casual_address(_text(digest)), game_id)

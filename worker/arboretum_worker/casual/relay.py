@@ -1,0 +1,218 @@
+"""The person's seat at the referee: a :class:`Relay` bot that speaks for the person through Redis.
+
+The relay is to a person what :class:`arboretum_sdk.stdio.StdioBot` is to a program: a
+:class:`~arboretum_sdk.Bot` run by the SDK's own client (:func:`arboretum_sdk.run_bot`) over the
+referee's real gRPC stream with the seat's token, so the clocks, the rules, the fault policy and
+the hidden information are the referee's own. What the seat receives goes to the game's feed
+(:mod:`.feed`, the line protocol's messages); a request also becomes the record's pending request.
+The person's answers come from the game's moves list, pushed by the web after its own checks
+(:func:`.games.submit`); the relay checks each again with the engine on the referee's request
+(a stale or wrong one is dropped with a ``rejected`` message) and hands the decision to the SDK
+client. No answer before the decision's deadline: the relay sends none, and the referee times
+the decision out (a fault; the fallback plays). The relay never decides for the person.
+
+:class:`RelaySeat` is what the match job starts for the person's seat in place of a sandbox (the
+same ``kill()``, ``output()`` and ``returncode``): a thread running the client, and a thread
+reading the moves list, which also carries out a resignation through the match API
+(``MatchHandle.resign``, on the referee's event loop).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from arboretum import Decision, SeatView
+from arboretum_sdk.bot import Bot
+from arboretum_sdk.errors import Unanswered
+from arboretum_sdk.info import FaultNotice, GameEnd, GameInfo, MatchEnd, MatchInfo
+from arboretum_sdk.stdio import lines
+
+from ..keys import Keys
+from . import feed
+from .games import explain_illegal, parse_answer
+from .records import PERSON_NAME, CasualError, clear_pending, set_pending
+
+__all__ = ["Relay", "RelaySeat"]
+
+log = logging.getLogger(__name__)
+
+_RESIGN = object()
+"""In the relay's inbox: the person resigned (the seat forfeited), stop waiting."""
+_STOP = object()
+"""In the relay's inbox: the job is stopping the seat."""
+MOVES_POLL_S = 1
+"""How long one read of the moves list blocks (also how often a resignation is retried while
+the game has not started)."""
+
+
+class Relay(Bot):
+    """The person's bot: see the module's docstring."""
+
+    name = PERSON_NAME
+
+    def __init__(self, r: Any, game_id: str, inbox: queue.Queue[Any]) -> None:
+        self.r = r
+        self.game_id = game_id
+        self.inbox = inbox
+        self.ended: MatchEnd | None = None
+        self._cursor = 0
+
+    def _feed(self, message: dict[str, Any]) -> None:
+        feed.append(self.r, self.game_id, message)
+
+    def on_match_start(self, info: MatchInfo) -> None:
+        self._feed(lines.match_start_message(info))
+
+    def on_game_start(self, info: GameInfo) -> None:
+        message = lines.game_start_message(info)
+        message.pop("seed", None)  # never the seed before the end
+        self._cursor = len(self.events)
+        self._feed(message)
+
+    def choose(self, view: SeatView) -> Decision:
+        number, clock, game = self.decision_number, self.clock, self.game
+        assert clock is not None and game is not None
+        request = lines.request_message(number, game.game_index, view, clock)
+        request["events"] = feed.events_to_json(self.events[self._cursor :])
+        self._cursor = len(self.events)
+        set_pending(self.r, self.game_id, request)
+        self._feed(request)
+        while True:
+            left = clock.deadline - time.monotonic()
+            if left <= 0:
+                clear_pending(self.r, self.game_id)
+                raise Unanswered("the person did not answer in time")
+            try:
+                item = self.inbox.get(timeout=left)
+            except queue.Empty:
+                continue
+            if item is _RESIGN or item is _STOP:
+                clear_pending(self.r, self.game_id)
+                raise Unanswered("the person resigned" if item is _RESIGN else "stopping")
+            decision = self._check(item, number, view)
+            if decision is not None:
+                clear_pending(self.r, self.game_id)
+                self._feed({"type": "accepted", "id": number})
+                return decision
+
+    def _check(self, answer: dict[str, Any], number: int, view: SeatView) -> Decision | None:
+        """The answer's decision when it answers ``number`` legally; else None, with a
+        ``rejected`` message (the person may answer again)."""
+        given = answer.get("id")
+        if given != number:
+            self._feed(
+                {
+                    "type": "rejected",
+                    "id": given,
+                    "reason": f"decision {given} is not pending (decision {number} is)",
+                }
+            )
+            return None
+        try:
+            decision: Decision = parse_answer(answer, view.kind, view.discard_required)
+            why = explain_illegal(view, decision)
+        except CasualError as exc:
+            why = str(exc)
+        if why is None:
+            return decision
+        self.r.hdel(Keys.casual(self.game_id), "answered")
+        self._feed({"type": "rejected", "id": number, "reason": why})
+        return None
+
+    def on_fault(self, notice: FaultNotice) -> None:
+        clear_pending(self.r, self.game_id)
+        self._feed(lines.fault_message(notice))
+
+    def on_game_end(self, result: Any, info: GameEnd) -> None:
+        clear_pending(self.r, self.game_id)
+        self._feed(lines.game_end_message(info))
+
+    def on_match_end(self, info: MatchEnd) -> None:
+        self.ended = info  # the job writes match_end, with the stored replay's path
+
+
+Resign = Callable[[], bool]
+"""Forfeit the person's seat through the match API; False when no game is in progress yet."""
+
+
+class RelaySeat:
+    """The person's seat as the match job runs it: the relay's client and its moves reader."""
+
+    def __init__(self, r: Any, game_id: str, address: str, token: str, resign: Resign) -> None:
+        self.r = r
+        self.game_id = game_id
+        self.inbox: queue.Queue[Any] = queue.Queue()
+        self.relay = Relay(r, game_id, self.inbox)
+        self.returncode: int | None = None
+        self.error = ""
+        self._resign = resign
+        self._stop = threading.Event()
+        self._client = threading.Thread(
+            target=self._play, args=(address, token), name=f"relay-{game_id}", daemon=True
+        )
+        self._reader = threading.Thread(
+            target=self._read_moves, name=f"relay-moves-{game_id}", daemon=True
+        )
+        self._client.start()
+        self._reader.start()
+
+    def _play(self, address: str, token: str) -> None:
+        from arboretum_sdk.client import run_bot
+
+        try:
+            run_bot(self.relay, address, token, connect_timeout=30.0, reconnect_for=30.0)
+        except Exception as exc:
+            if not self._stop.is_set():
+                log.error("casual game %s: the relay's client stopped: %s", self.game_id, exc)
+                self.error = f"{type(exc).__name__}: {exc}"
+                self.returncode = 1
+
+    def _read_moves(self) -> None:
+        """Read the moves list until stopped: answers go to the relay's inbox; a resignation is
+        carried out (retried while the game has not started)."""
+        key = Keys.casual_moves(self.game_id)
+        wanted = resigned = False
+        while not self._stop.is_set():
+            if wanted and not resigned:
+                resigned = self._try_resign()
+            try:
+                item = self.r.blpop([key], timeout=MOVES_POLL_S)
+            except Exception as exc:  # Redis away: the clock decides; try again
+                log.warning("casual game %s: reading the moves failed: %s", self.game_id, exc)
+                self._stop.wait(MOVES_POLL_S)
+                continue
+            if item is None:
+                continue
+            move = json.loads(item[1])
+            if move.get("type") == "resign":
+                wanted = True
+            elif move.get("type") == "answer" and isinstance(move.get("answer"), dict):
+                self.inbox.put(move["answer"])
+
+    def _try_resign(self) -> bool:
+        try:
+            done = self._resign()
+        except Exception as exc:
+            log.warning("casual game %s: resigning failed: %s", self.game_id, exc)
+            return False
+        if done:
+            feed.append(self.r, self.game_id, {"type": "resigned"})
+            self.inbox.put(_RESIGN)
+        return done
+
+    def kill(self) -> None:
+        """Stop both threads (the client's ends with the match; a match stopped early leaves it
+        to the referee's stop)."""
+        self._stop.set()
+        self.inbox.put(_STOP)
+        self._reader.join(MOVES_POLL_S + 5)
+        self._client.join(5)
+
+    def output(self) -> str:
+        return self.error
