@@ -16,10 +16,16 @@ __all__ = ["SSE"]
 class SSE:
     """A raw server-sent events client on its own thread: every event, with its id and kind."""
 
-    def __init__(self, base: str, path: str, last_event_id: str | None = None) -> None:
+    def __init__(
+        self,
+        base: str,
+        path: str,
+        last_event_id: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         host, port = base.removeprefix("http://").split(":")
         self.conn = http.client.HTTPConnection(host, int(port), timeout=30)
-        headers = {"Accept": "text/event-stream"}
+        headers = {"Accept": "text/event-stream", **(headers or {})}
         if last_event_id:
             headers["Last-Event-ID"] = last_event_id
         self.conn.request("GET", path, headers=headers)

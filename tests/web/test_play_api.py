@@ -229,6 +229,9 @@ def test_nothing_pending_is_409_and_bad_bodies_400(play: TestClient) -> None:
     resp = play.post(url, json=["draw"], headers=headers)
     assert resp.status_code == 400 and "JSON object" in resp.json()["error"]
     assert play.get(f"/play/{game['id']}/replay.json").status_code == 404
+    early = play.get(f"/play/{game['id']}/analysis")
+    assert early.status_code == 404 and "not over" in early.json()["error"]
+    assert play.post(f"/play/{game['id']}/analysis", headers=headers).status_code == 404
 
 
 def test_the_cookie_s_posts_need_the_page_s_csrf_token(play: TestClient) -> None:

@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from arboretum_worker import casual, replays
+from arboretum_worker import analysis_jobs, casual, replays
 from arboretum_worker.keys import StoreError
 
 from . import playfeed
@@ -163,13 +163,11 @@ def game_json(r: Any, game: Any) -> dict[str, Any]:
 
 def analysis_url(r: Any, game: Any) -> str | None:
     """The analysis of the game's decisions, when one is stored (docs/analysis.md)."""
-    from arboretum_worker.analysis_jobs import get_analysis
-
-    if not game.replay_id:
+    if game.status not in _OVER or not game.replay_id:
         return None
-    if get_analysis(r, game.replay_id, 0).get("status") != "done":
+    if analysis_jobs.get_analysis(r, game.replay_id, 0).get("status") != "done":
         return None
-    return f"/api/v1/matches/{game.replay_id}/games/0/analysis"
+    return f"/play/{game.game_id}/analysis"
 
 
 def _all_messages(r: Any, game_id: str) -> list[tuple[str, dict[str, Any]]]:
@@ -305,6 +303,41 @@ async def replay_json(request: Request) -> Response:
     return JSONResponse(doc, headers=headers)
 
 
+def _analysis(r: Any, game_id: str, key: str | None, post: bool) -> dict[str, Any]:
+    game = casual.get_game(r, game_id)
+    if post:
+        casual.check_key(r, game, key)
+    if game.status not in _OVER or not game.replay_id:
+        raise casual.CasualError(404, f"game {game.game_id} is not over: no analysis yet")
+    if post:
+        try:
+            analysis_jobs.request_analysis(r, game.replay_id, 0, by="person")
+        except StoreError as exc:
+            raise casual.CasualError(404, str(exc)) from None
+    status = analysis_jobs.get_analysis(r, game.replay_id, 0)
+    if post:
+        status.pop("analysis", None)
+    return {"match": game.replay_id, "game": 0, **status}
+
+
+async def analysis(request: Request) -> Response:
+    """A finished game's analysis, as ``/api/v1/.../analysis`` answers for a league game
+    (``GET``: anyone; status ``none`` until asked for). ``POST``: the person asks for it (queued
+    on the workers' lowest-priority queue, once)."""
+    game_id = request.path_params["game_id"]
+    key, via_header = key_of(request, game_id)
+    post = request.method == "POST"
+    try:
+        if post:
+            _check_post(request, via_header)
+        data = await _call(_analysis, redis_of(request), game_id, key, post)
+    except casual.CasualError as exc:
+        return _refusal(exc)
+    return JSONResponse(
+        data, status_code=202 if post else 200, headers={"Cache-Control": "no-store"}
+    )
+
+
 # --------------------------------------------------------------------------- starting a game
 
 
@@ -359,6 +392,7 @@ def routes() -> list[Route]:
         Route("/play/{game_id}/decision", decision, methods=["POST"]),
         Route("/play/{game_id}/resign", resign, methods=["POST"]),
         Route("/play/{game_id}/replay.json", replay_json),
+        Route("/play/{game_id}/analysis", analysis, methods=["GET", "POST"]),
     ]
 
 

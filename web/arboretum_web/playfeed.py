@@ -5,8 +5,8 @@ One :class:`PlayFeed` per game being followed in this process: a thread of its o
 the request thread pool's, so fifty open games cannot starve the pages) reads the game's Redis
 stream with a blocking read and hands the messages to the event loop, where each is formatted once
 and shared by every tab the person has open on the game. The feed ends after ``match_end`` or
-``error``, or once the game's record says it is over and the stream has nothing more; a feed
-nobody follows stops after a few seconds.
+``error``, or a few seconds after the game's record says it is over with nothing more (a worker
+that died before its last message); a feed nobody follows stops after a few seconds.
 
 The stream (``GET /play/{id}/feed``)::
 
@@ -43,6 +43,9 @@ FINAL_TYPES = frozenset({"match_end", "error"})
 """The messages after which a game's feed has nothing more."""
 _BLOCK_MS = 1000
 _STATUS_EVERY_S = 2.0
+_OVER_GRACE_S = 5.0
+"""A game over whose feed has no final message ends its stream after this long (a worker that
+died before it wrote one)."""
 _OVER = frozenset({"over", "failed"})
 
 
@@ -137,6 +140,7 @@ class PlayFeed:
         r = self.hub.redis
         last = "0"
         checked = time.monotonic()
+        over_since: float | None = None
         while not self._stop.is_set():
             try:
                 entries = casual.read_feed(r, self.game_id, after=last, block_ms=_BLOCK_MS)
@@ -150,7 +154,12 @@ class PlayFeed:
                 if time.monotonic() - checked < _STATUS_EVERY_S:
                     continue
                 checked = time.monotonic()
-                if self._over(r) and not casual.read_feed(r, self.game_id, after=last):
+                if not self._over(r):
+                    over_since = None
+                    continue
+                # (the record says over a moment before the feed's last message is written)
+                over_since = over_since or checked
+                if checked - over_since >= _OVER_GRACE_S:
                     self._loop.call_soon_threadsafe(self._add, [], True)
                     return
             except Exception as exc:

@@ -207,6 +207,7 @@ def replay_page(request: Request) -> Response:
         match={"id": game.game_id},
         seat=game.person_seat,
         replay_src=f"/play/{game.game_id}/replay.json",
+        analysis_src=f"/play/{game.game_id}/analysis",
         nav="play",
     )
 
