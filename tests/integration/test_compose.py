@@ -118,6 +118,21 @@ def test_compose_declares_the_stack() -> None:
     assert worker["depends_on"]["redis"]["condition"] == "service_healthy"
 
 
+def test_compose_runs_workers_for_the_casual_games() -> None:
+    """Casual games (people against bots) have workers of their own: the worker's image and
+    sandbox, listening to the casual queue only, as many as CASUAL_WORKERS (default 2)."""
+    services = _resolved()["services"]
+    casual, worker = services["casual"], services["worker"]
+    assert casual["command"] == ["arena", "worker"] and casual["image"] == worker["image"]
+    assert casual["environment"]["ARENA_QUEUES"] == "casual"
+    assert "ARENA_QUEUES" not in worker["environment"], "the league's workers take every queue"
+    assert casual["environment"]["ARENA_SANDBOX"] == "docker"
+    assert int(casual["deploy"]["replicas"]) == 2
+    assert casual["volumes"] == worker["volumes"]
+    assert _healthcheck(casual) == ["python", "-m", "arboretum_worker.healthcheck"]
+    assert casual["restart"] == "unless-stopped"
+
+
 def _healthcheck(service: dict) -> list[str]:
     check = service.get("healthcheck")
     assert check, "no healthcheck"

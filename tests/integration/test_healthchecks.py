@@ -80,6 +80,20 @@ def test_worker_healthcheck(arena: Arena) -> None:
     assert code == 1 and err.startswith("arena: Redis at") and "does not answer" in err, err
 
 
+def test_a_casual_workers_healthcheck(arena: Arena) -> None:
+    """A worker of the casual games only (ARENA_QUEUES=casual, as docker-compose.yml's casual
+    service runs it) is healthy by its own queue."""
+    env = dict(arena.env, ARENA_QUEUES="casual")
+    arena.env = env
+    code, err = _probe("arboretum_worker.healthcheck", env=env)
+    assert code == 1 and "queue 'arena-casual'" in err, err
+    arena.start_worker()
+    deadline = time.monotonic() + 60
+    while _probe("arboretum_worker.healthcheck", env=env) != (0, ""):
+        assert time.monotonic() < deadline, arena.worker_logs()
+        time.sleep(0.2)
+
+
 def test_worker_healthcheck_tells_a_previous_life_of_the_pid_from_this_one() -> None:
     # A restarted container's worker has pid 1 again; the registration of its previous life
     # (same host, same pid, alive) is older than the process that now has the pid.

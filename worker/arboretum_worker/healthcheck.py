@@ -1,11 +1,13 @@
 """``python -m arboretum_worker.healthcheck``: exit 0 when this host's league worker is alive.
 
-Healthy means: Redis (``REDIS_URL``) answers, and a worker registered with rq on the league's
-queue (``ARENA_QUEUE``) runs on this host, its process alive here (a container's hostname is its
-own, so this is the container's worker) and registered since that process started. The last part
-tells a restarted container's worker from its previous life: that one also had pid 1 and this
-hostname, and its registration outlives it for minutes. Otherwise it exits 1 with one line on
-stderr saying which part is missing. docker-compose.yml's healthcheck of the workers runs it.
+Healthy means: Redis (``REDIS_URL``) answers, and a worker registered with rq on the first queue
+the worker listens to (the league's queue ``ARENA_QUEUE``, or with ``ARENA_QUEUES`` the first kind
+it names in priority order: ``arena-casual`` for a casual-only worker) runs on this host, its
+process alive here (a container's hostname is its own, so this is the container's worker) and
+registered since that process started. The last part tells a restarted container's worker from
+its previous life: that one also had pid 1 and this hostname, and its registration outlives it
+for minutes. Otherwise it exits 1 with one line on stderr saying which part is missing.
+docker-compose.yml's healthcheck of the workers runs it.
 """
 
 from __future__ import annotations
@@ -79,14 +81,16 @@ def check(redis_url: str, queue: str, hostname: str | None = None) -> str | None
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .queues import listened_kinds, queue_name
     from .settings import SettingsError, WorkerSettings
 
     try:
         settings = WorkerSettings.from_env()
+        queue = queue_name(listened_kinds()[0], settings.queue)
     except SettingsError as exc:
         print(f"arena: {exc}", file=sys.stderr)
         return 1
-    problem = check(settings.redis_url, settings.queue)
+    problem = check(settings.redis_url, queue)
     if problem is not None:
         print(f"arena: {problem}", file=sys.stderr)
         return 1

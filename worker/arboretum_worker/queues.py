@@ -3,8 +3,8 @@
 **Queues.** Six rq queues, named from the base ``ARENA_QUEUE`` (default ``arena``), highest
 priority first: ``arena-webhooks`` (webhook deliveries, short), ``arena`` (leagues and
 ladders), ``arena-challenges`` (authors' challenges), ``arena-tests`` (authors' sequential
-tests), ``arena-casual`` (games of people against bots, reserved) and ``arena-analysis``
-(analysis of stored games, reserved). ``arena worker`` listens to all of them
+tests), ``arena-casual`` (casual games of people against bots: :mod:`.casual`) and
+``arena-analysis`` (analysis of stored games). ``arena worker`` listens to all of them
 (``ARENA_QUEUES``: the kinds it listens to, comma-separated, in any order).
 
 **The ladder's share.** Before each job a worker orders its queues (:func:`queue_order`): the
