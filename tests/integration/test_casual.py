@@ -100,6 +100,18 @@ def check_finished(arena: Arena, game: CasualGame, messages: list[dict[str, Any]
     assert doc["seats"][game.person_seat]["bot"] == "person"
     assert all(s["bot"].startswith("greedy@") for s in doc["seats"] if s["bot"] != "person")
     assert pending(arena.r, game.game_id) is None
+    # Every step of the replay reached the page as an event, in order (a deck draw of another
+    # seat without its card), and nothing else did.
+    events = [e for m in messages if m["type"] in ("request", "game_end") for e in m["events"]]
+    steps = [
+        {k: v for k, v in s.items() if k not in ("turn", "digest", "ms", "fault", "reason")}
+        for s in doc["steps"]
+        if s.get("kind") in ("draw", "play", "forfeit")
+    ]
+    for step in steps:
+        if step.get("source") == "deck" and step["seat"] != game.person_seat:
+            step["card"] = None
+    assert events == steps
     return doc
 
 

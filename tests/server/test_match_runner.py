@@ -233,3 +233,36 @@ def test_a_seat_resigns_and_the_fallback_plays_its_turns() -> None:
                 handle.resign(2)
 
     asyncio.run(main())
+
+
+def test_a_seat_resigns_while_another_seat_is_to_play() -> None:
+    """Seat 2 resigns while seat 0's decision is pending: its later turns are the fallback's
+    (the match loop plays them), it ranks last; then seat 0 resigns too."""
+
+    async def main() -> None:
+        async with runner() as matches:
+            handle = await matches.create(
+                config(
+                    1,
+                    players=3,
+                    seat_names=("a", "b", "c"),
+                    start_timeout_ms=200,
+                    time_control=TimeControl(60_000, 60_000),
+                )
+            )
+            with bots(handle.address, {1: handle.tokens[1], 2: handle.tokens[2]}):
+                while handle.status is not MatchStatus.RUNNING:
+                    await asyncio.sleep(0.01)
+                await asyncio.sleep(0.1)  # seat 0's first draw is pending, on its clock
+                assert handle.resign(2)
+                assert handle.resign(0)
+                await finish(handle, timeout=30)
+            (game,) = handle.outcome().games
+            assert [s.forfeited for s in game.result.seats] == [True, False, True]
+            assert game.result.ranks[1] == 1 and game.faults == (0, 0, 0)
+            (doc,) = check_replays(handle.outcome().games, await handle.replays())
+            assert [s["seat"] for s in doc["steps"] if s.get("kind") == "forfeit"] == [2, 0]
+            seat2 = [s for s in doc["steps"] if s.get("seat") == 2 and s.get("kind") != "forfeit"]
+            assert seat2 and all(s["fault"]["kind"] == "forfeited" for s in seat2)
+
+    asyncio.run(main())

@@ -131,7 +131,10 @@ class Relay(Bot):
 
     def on_game_end(self, result: Any, info: GameEnd) -> None:
         clear_pending(self.r, self.game_id)
-        self._feed(lines.game_end_message(info))
+        message = lines.game_end_message(info)
+        message["events"] = feed.events_to_json(self.events[self._cursor :])
+        self._cursor = len(self.events)
+        self._feed(message)
 
     def on_match_end(self, info: MatchEnd) -> None:
         self.ended = info  # the job writes match_end, with the stored replay's path
