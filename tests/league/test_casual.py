@@ -247,3 +247,46 @@ def test_the_feed_reads_in_order_and_from_a_point(r: redis.Redis) -> None:
     assert [m["id"] for _, m in read_feed(r, "g1", after=ids[2])] == [3, 4]
     assert [sid for sid, _ in read_feed(r, "g1", count=2)] == ids[:2]
     assert read_feed(r, "g1", after=ids[-1], block_ms=50) == []
+
+
+def test_a_game_resigned_while_queued_is_never_played(
+    r: redis.Redis, bots: dict[str, str], redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arboretum_worker.casual.job import casual_game
+
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    game, key = start(r, "greedy")
+    resign(r, game, key)
+    assert casual_game(game.game_id)["played"] is False
+    failed = get_game(r, game.game_id)
+    assert failed.status == Status.FAILED
+    assert failed.reason == "you resigned before the game started"
+    assert read_feed(r, game.game_id)[-1][1] == {"type": "error", "reason": failed.reason}
+    assert r.zcard(Keys.CASUAL_QUEUED) == 0  # its address and the queue are free again
+    assert record_for_version(r, bots["greedy"]) == (0.0, 0)
+    # A second run of the job (rq ran it twice) does nothing.
+    assert casual_game(game.game_id) == {
+        "game": game.game_id,
+        "played": False,
+        "reason": "not waiting to be played",
+    }
+
+
+def test_a_failed_job_ends_its_game(r: redis.Redis, bots: dict[str, str]) -> None:
+    from arboretum_worker.casual.job import on_casual_failure
+
+    class Job:
+        args = ()
+
+    game, _ = start(r, "greedy")
+    on_casual_failure(Job(), r)  # no game: nothing to do
+    Job.args = (game.game_id,)
+    on_casual_failure(Job(), r, TimeoutError, TimeoutError("x"))
+    failed = get_game(r, game.game_id)
+    assert failed.status == Status.FAILED and "could not be played" in failed.reason
+    assert read_feed(r, game.game_id)[-1][1]["type"] == "error"
+    on_casual_failure(Job(), r, TimeoutError, TimeoutError("again"))  # once only
+    assert [m["type"] for _, m in read_feed(r, game.game_id)].count("error") == 1
+    # Three more from the same address are admitted: the failed one no longer counts.
+    for _ in range(3):
+        start(r, "greedy")
