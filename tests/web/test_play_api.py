@@ -49,12 +49,10 @@ def bots(r: redis.Redis) -> dict[str, str]:
 
 
 def _app(r: redis.Redis, limits: RateLimits | None = None, **casual: Any) -> Any:
-    settings = WebSettings(check=lambda p: None)
+    settings = WebSettings(check=lambda p: None, casual=CasualSettings(**casual))
     if limits is not None:
         settings.rate_limits = limits
-    app = create_app(settings, client=r)
-    app.state.casual = CasualSettings(**casual)
-    return app
+    return create_app(settings, client=r)
 
 
 @pytest.fixture

@@ -136,8 +136,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    app = create_app(WebSettings(check=lambda p: None), client=client)
-    app.state.casual = CasualSettings(per_address=20)
+    settings = WebSettings(check=lambda p: None, casual=CasualSettings(per_address=20))
+    app = create_app(settings, client=client)
     try:
         with serve_in_thread(app) as base:
             yield Site(url, base, worker, log)

@@ -183,6 +183,6 @@ def app_from_env() -> Starlette:
             redis_url=os.environ.get("REDIS_URL", WebSettings.redis_url),
             live_delay_turns=int(delay),
         )
-    except ValueError as exc:  # ARENA_RATE_LIMITS
+    except ValueError as exc:  # ARENA_RATE_LIMITS, ARENA_CASUAL_*
         raise SystemExit(str(exc)) from None
     return create_app(settings)

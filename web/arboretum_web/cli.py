@@ -140,7 +140,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             secure_cookies=args.secure_cookies,
             live_delay_turns=args.live_delay,
         )
-    except ValueError as exc:  # ARENA_RATE_LIMITS
+    except ValueError as exc:  # ARENA_RATE_LIMITS, ARENA_CASUAL_*
         raise UsageError(str(exc)) from None
     # Live streams stay open while their viewers watch: a stop waits this long for them.
     config = uvicorn.Config(create_app(settings), log_level="info", timeout_graceful_shutdown=5)

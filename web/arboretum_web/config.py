@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arboretum_worker import registry
+from arboretum_worker.casual import CasualSettings
 
 from .queries import FitCache
 from .ratelimit import RateLimits
@@ -39,6 +40,9 @@ class WebSettings:
     """Requests an author (or an address) may make per window (``$ARENA_RATE_LIMITS``;
     :mod:`.ratelimit`)."""
     fits: FitCache = field(default_factory=FitCache)
+    casual: CasualSettings = field(default_factory=CasualSettings.from_env)
+    """Casual games: the clock of the games started here, the limits per address and of the
+    queue, how long a finished game is kept (``$ARENA_CASUAL_*``, docs/play.md)."""
 
 
 def default_check(settings: WebSettings) -> SubmitCheck:

@@ -74,11 +74,8 @@ def set_key_cookie(request: Request, response: Response, game: Any, key: str) ->
     )
 
 
-def _settings(request: Request) -> Any:
-    state = request.app.state
-    settings = getattr(state, "casual", None)
-    if settings is None:
-        settings = state.casual = casual.CasualSettings.from_env()
+def _settings(request: Request) -> casual.CasualSettings:
+    settings: casual.CasualSettings = request.app.state.settings.casual
     return settings
 
 
