@@ -142,6 +142,9 @@ def test_a_bad_form_shows_the_form_again(play: TestClient) -> None:
     assert 'id="play-form"' in resp.text and "no bot or bot version" in resp.text
     resp = play.post("/play", data={"csrf": token, "opponent": "greedy", "seat": "x"})
     assert resp.status_code == 400 and "the seat is random or a number from 1" in resp.text
+    resp = play.post("/play", data={"csrf": token, "opponent": "greedy", "seat": "3"})
+    assert resp.status_code == 400 and "a game of 2 players has seats 1 to 2" in resp.text
+    assert '<option value="greedy" selected>greedy</option>' in resp.text  # kept
 
 
 def test_too_many_games_from_one_address_is_429(r: redis.Redis, bots: dict[str, str]) -> None:

@@ -133,6 +133,10 @@ async def play_form(request: Request) -> Response:
         return await run_in_threadpool(
             _form_page, request, 400, f"the seat is random or a number from 1, not {seat_text!r}"
         )
+    players = len(opponents) + 1
+    if seat is not None and opponents and seat >= players:
+        why = f"a game of {players} players has seats 1 to {players}: seat {seat + 1} is not one"
+        return await run_in_threadpool(_form_page, request, 400, why, opponents, seat_text)
     author = await run_in_threadpool(request_author, request)
     r = redis_of(request)
     try:
