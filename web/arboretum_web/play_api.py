@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from arboretum_worker import analysis_jobs, casual, replays
+from arboretum_worker import analysis_jobs, casual, replays, store
 from arboretum_worker.keys import StoreError
 
 from . import playfeed
@@ -43,6 +43,7 @@ __all__ = [
     "cookie_name",
     "game_json",
     "key_of",
+    "retry_after",
     "routes",
     "set_key_cookie",
     "start",
@@ -94,8 +95,13 @@ def _error(status: int, message: str, headers: Mapping[str, str] | None = None) 
 def _refusal(exc: casual.CasualError) -> JSONResponse:
     headers = {}
     if exc.status == 429:
-        headers["Retry-After"] = str(max(1, int(getattr(exc, "retry_after", 60))))
+        headers["Retry-After"] = retry_after(exc)
     return _error(exc.status, str(exc), headers)
+
+
+def retry_after(exc: casual.CasualError) -> str:
+    """The seconds a refused start waits, for ``Retry-After``."""
+    return str(max(1, int(exc.retry_after or 60)))
 
 
 async def _call(fn: Callable[..., Any], *args: Any) -> Any:
@@ -272,8 +278,6 @@ def stored_replay(r: Any, game: Any, viewer: str | None) -> dict[str, Any]:
         raise casual.CasualError(404, f"game {game.game_id} has no stored replay")
     owned = {game.person_seat}
     if viewer is not None:
-        from arboretum_worker import store
-
         for seat, vid in enumerate(game.seats):
             version = store.get_version(r, vid) if vid else None
             bot = store.get_bot(r, version.name) if version else None
@@ -373,7 +377,7 @@ async def api_start(request: Request) -> Response:
             start, request, redis_of(request), body.get("opponents"), body.get("seat"), author
         )
     except casual.CasualError as exc:
-        headers = {"Retry-After": str(exc.retry_after)} if exc.status == 429 else None
+        headers = {"Retry-After": retry_after(exc)} if exc.status == 429 else None
         raise HTTPException(exc.status, str(exc), headers) from None
     url = f"/play/{game.game_id}"
     response = JSONResponse({"id": game.game_id, "url": url, "key": key}, status_code=201)

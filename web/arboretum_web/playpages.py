@@ -143,8 +143,8 @@ async def play_form(request: Request) -> Response:
         game, key = await run_in_threadpool(play_api.start, request, r, opponents, seat, author)
     except (casual.CasualError, StoreError) as exc:
         status = getattr(exc, "status", 400)
-        if status == 429:
-            headers = {"Retry-After": str(getattr(exc, "retry_after", 60))}
+        if isinstance(exc, casual.CasualError) and status == 429:
+            headers = {"Retry-After": play_api.retry_after(exc)}
             return _error_page(request, 429, str(exc), headers)
         return await run_in_threadpool(_form_page, request, status, str(exc), opponents, seat_text)
     response = RedirectResponse(f"/play/{game.game_id}", status_code=303)
