@@ -197,11 +197,8 @@ def _state(r: Any, game_id: str, key: str | None) -> dict[str, Any]:
 
 
 def _decide(r: Any, game_id: str, key: str | None, answer: Any) -> None:
-    game = casual.get_game(r, game_id)
-    casual.check_key(r, game, key)
-    if not isinstance(answer, dict):
-        raise casual.CasualError(400, 'a decision is a JSON object with an "id"')
-    casual.submit(r, game, key, answer)
+    # (submit checks the key first, then everything else)
+    casual.submit(r, casual.get_game(r, game_id), key, answer)
 
 
 def _resign(r: Any, game_id: str, key: str | None) -> None:
