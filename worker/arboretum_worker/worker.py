@@ -28,6 +28,7 @@ Equivalent to ``rq worker arena --url $REDIS_URL --maintenance-interval 10``, pl
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import logging
 import os
@@ -333,11 +334,18 @@ PRELOAD = (
 
 
 def preload() -> None:
+    """Import :data:`PRELOAD`, then freeze what is alive into the garbage collector's permanent
+    generation: the collections of the worker and of each work horse then never walk the
+    imported modules' objects (about 100,000 with numpy and scipy: a full collection took about
+    40 ms of CPU, and in a horse it copied every page it touched). They live as long as the
+    process anyway; what the worker and its jobs allocate later is collected as before."""
     for name in PRELOAD:
         try:
             importlib.import_module(name)
         except ImportError as exc:  # the job will report it properly
             log.warning("preloading %s failed: %s", name, exc)
+    gc.collect()
+    gc.freeze()
 
 
 class StoppedBeforeStart(Exception):

@@ -1,4 +1,13 @@
-"""A pipe reader that keeps at most N bytes of a bot's output and drops the rest with a marker."""
+"""A pipe reader that keeps at most N bytes of a bot's output and drops the rest with a marker.
+
+After a short read the reader waits a few milliseconds (:data:`SETTLE_S`) before it reads again,
+so that what a bot writes in quick succession (the SDK's two marker lines per decision,
+:mod:`arboretum_sdk.output`) is read in one wake-up of the reader's thread rather than one each:
+every wake-up takes the work horse's GIL from its referee and costs the bot's write a wake-up of
+the reader too. A bot that writes more than the pipe holds (64 KiB) within that pause waits for
+the rest of it once; :meth:`OutputCapture.join` cuts the pause short, so the end of a match is
+not delayed.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +20,9 @@ from typing import BinaryIO
 __all__ = ["MARKER_ROOM", "OutputCapture", "truncation_marker"]
 
 _CHUNK = 64 * 1024
+SETTLE_S = 0.01
+"""The pause after a read shorter than :data:`_SETTLE_BELOW` bytes (see the module's doc)."""
+_SETTLE_BELOW = 4096
 MARKER_ROOM = 256
 """Bytes a kept output may exceed its cap by: the truncation marker."""
 
@@ -19,7 +31,8 @@ def truncation_marker(kept: int, dropped: int) -> bytes:
     return f"\n[arena: output truncated at {kept} bytes, {dropped} more bytes dropped]\n".encode()
 
 
-def _read_fd(fd: int) -> Iterator[bytes]:
+def _read_fd(fd: int, hurry: threading.Event) -> Iterator[bytes]:
+    """The pipe's chunks until EOF, pausing after a short one unless ``hurry`` is set."""
     try:
         while True:
             try:
@@ -31,6 +44,8 @@ def _read_fd(fd: int) -> Iterator[bytes]:
             if not chunk:
                 return
             yield chunk
+            if len(chunk) < _SETTLE_BELOW and not hurry.is_set():
+                hurry.wait(SETTLE_S)
     finally:
         os.close(fd)
 
@@ -51,7 +66,10 @@ class OutputCapture:
         log_path: Path | None = None,
         name: str = "",
     ) -> None:
-        self._chunks: Iterable[bytes] = _read_fd(source) if isinstance(source, int) else source
+        self._hurry = threading.Event()
+        self._chunks: Iterable[bytes] = (
+            _read_fd(source, self._hurry) if isinstance(source, int) else source
+        )
         self._limit = limit
         self._buf = bytearray()
         self._dropped = 0
@@ -92,7 +110,9 @@ class OutputCapture:
                 self._log.close()
 
     def join(self, timeout: float | None = None) -> bool:
-        """Wait for EOF; True once everything has been read and the log closed."""
+        """Wait for EOF; True once everything has been read and the log closed. The reader
+        no longer pauses between reads from then on."""
+        self._hurry.set()
         self._thread.join(timeout)
         return not self._thread.is_alive()
 
