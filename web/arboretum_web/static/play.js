@@ -664,14 +664,28 @@
       } else if (es.readyState === EventSource.CLOSED && source === es && !game.ended) {
         source = null;
         setError("The connection to the game was lost: reconnecting…");
-        setTimeout(() => resume().catch(() => {}), 3000);
+        retry();
       }
     });
+  }
+
+  // Until the server answers again: every few seconds, then the whole feed is read again.
+  function retry() {
+    if (game.retrying || game.ended) return;
+    game.retrying = true;
+    setTimeout(() => {
+      game.retrying = false;
+      resume().catch(() => {
+        setError("The connection to the game was lost: reconnecting…");
+        retry();
+      });
+    }, 3000);
   }
 
   // Reads the whole feed so far (a reload, a stale page), then follows it live.
   async function resume() {
     const resp = await fetch(root.dataset.state, { credentials: "same-origin" });
+    if (resp.status >= 500) throw new Error("status " + resp.status);
     let data = {};
     try { data = await resp.json(); } catch (e) { data = {}; }
     if (!resp.ok) {
@@ -685,6 +699,10 @@
       game.status = data.game.status || game.status;
     }
     (data.messages || []).forEach(([id, msg]) => receive(id, msg, false));
+    if (game.reconnecting || /connection to the game was lost/.test($("play-error").textContent)) {
+      game.reconnecting = false;
+      setError("");
+    }
     if (game.status === "queued" && !game.base) setStatus("Waiting for a free table: the game starts when a worker is free.");
     if (game.ended) showAfter();
     render(!!game.request);
@@ -727,5 +745,8 @@
   setupResign();
   ticker = setInterval(tick, 1000);
   window.addEventListener("pagehide", () => { clearInterval(ticker); closeFeed(); });
-  resume().catch((e) => setError("The game cannot be read: " + (e.message || e)));
+  resume().catch((e) => {
+    setError("The game cannot be read (" + (e.message || e) + "): trying again…");
+    retry();
+  });
 })();
