@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 import redis
 from rq import Queue
+from starlette.testclient import TestClient
 
 from arboretum.replay import verify_replay
 from arboretum_sdk.analysis import AnalysisConfig, analyse_replay
@@ -34,6 +35,8 @@ from arboretum_worker.casual import CasualSettings, get_game, record_for_version
 from arboretum_worker.keys import Keys
 from redis_server import find_redis_server, start_redis_server, stop_redis_server
 from sse_client import SSE
+
+from .test_play_api import csrf_of, meta_csrf
 
 KEY = "X-Arena-Play-Key"
 ARENA = [sys.executable, "-m", "arboretum_sdk.cli"]
@@ -88,6 +91,7 @@ class Site:
         self.http = Http(base)
         self.worker = worker
         self.log = log
+        self.app: Any = None
 
     def logs(self) -> str:
         return self.log.read_text(errors="replace")[-6000:]
@@ -108,9 +112,11 @@ class Site:
         deadline = time.monotonic() + GAME_S
         while True:
             state = self.state(game_id, key)
-            if want == "pending" and state["pending"] is not None:
-                return state
-            if state["game"]["status"] in ("over", "failed"):
+            last = state["messages"][-1][1]["type"] if state["messages"] else ""
+            over = state["game"]["status"] in ("over", "failed")
+            if over and last in ("match_end", "error"):
+                return state  # (the record says over a moment before the feed's last message)
+            if want == "pending" and state["pending"] is not None and not over:
                 return state
             assert time.monotonic() < deadline, f"no {want} after {GAME_S} s\n{self.logs()}"
             time.sleep(0.02)
@@ -140,7 +146,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     app = create_app(settings, client=client)
     try:
         with serve_in_thread(app) as base:
-            yield Site(url, base, worker, log)
+            site = Site(url, base, worker, log)
+            site.app = app
+            yield site
     finally:
         worker.terminate()
         try:
@@ -323,3 +331,32 @@ def test_a_person_resigns(site: Site) -> None:
     assert (
         json.dumps(doc).count('"kind": "forfeit"') + json.dumps(doc).count('"kind":"forfeit"') >= 1
     )
+
+
+def test_a_browser_plays_with_its_cookie_and_the_page_s_csrf_token(site: Site) -> None:
+    """The form's way: the key in the game's cookie, each post with the page's CSRF token."""
+    with TestClient(site.app) as browser:
+        token = csrf_of(browser.get("/play").text)
+        form = {"csrf": token, "opponent": "random", "seat": "1"}
+        started = browser.post("/play", data=form, follow_redirects=False)
+        assert started.status_code == 303, started.text
+        game_id = started.headers["location"].removeprefix("/play/")
+        table = browser.get(f"/play/{game_id}").text
+        assert 'data-seated="1"' in table
+        csrf = {"X-CSRF-Token": meta_csrf(table)}
+        deadline = time.monotonic() + GAME_S
+        while (state := browser.get(f"/play/{game_id}/state").json())["pending"] is None:
+            assert time.monotonic() < deadline, site.logs()
+            time.sleep(0.02)
+        answer = legal_answer(state["pending"])
+        assert browser.post(f"/play/{game_id}/decision", json=answer).status_code == 403
+        taken = browser.post(f"/play/{game_id}/decision", json=answer, headers=csrf)
+        assert taken.status_code == 202 and taken.json() == {"accepted": answer["id"]}
+        assert browser.post(f"/play/{game_id}/resign", headers=csrf).status_code == 202
+        while (state := browser.get(f"/play/{game_id}/state").json())["messages"][-1][1][
+            "type"
+        ] != "match_end":
+            assert time.monotonic() < deadline, site.logs()
+            time.sleep(0.05)
+        assert state["game"]["status"] == "over"
+        assert "accepted" in [m["type"] for _, m in state["messages"]]
