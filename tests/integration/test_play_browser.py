@@ -52,6 +52,17 @@ _SMALL_TARGETS = """() => {
   return out;
 }"""
 _WIDTH = "() => document.documentElement.scrollWidth"
+# no text under 12 px in the table but the marks on card faces (docs/web.md)
+_SMALL_TEXT = """() => {
+  const out = [];
+  for (const el of document.querySelectorAll("#play *")) {
+    if (el.closest(".card-chip, svg.arb") || !el.getClientRects().length) continue;
+    const own = Array.from(el.childNodes).some((n) => n.nodeType === 3 && n.textContent.trim());
+    const size = parseFloat(getComputedStyle(el).fontSize);
+    if (own && size < 12) out.push(el.tagName + "." + el.className + " " + size + "px");
+  }
+  return out;
+}"""
 
 
 def _axe(page: Any) -> list[str]:
@@ -85,6 +96,7 @@ def test_a_person_plays_whole_games_through_the_page(
         page.wait_for_selector(WAIT, timeout=120_000)
         assert page.locator("#play-board .seat").count() == players
         assert page.evaluate(_WIDTH) <= viewport["width"]
+        assert page.evaluate(_SMALL_TEXT) == []
         if how == "tap":
             assert page.evaluate(_SMALL_TARGETS) == []
         made = play_to_end(table, rng, how)
@@ -100,6 +112,7 @@ def test_a_person_plays_whole_games_through_the_page(
         mine = doc["result"]["seats"][seat]["total"]
         assert page.locator(f"#score-total-{seat}").inner_text() == str(mine)
         assert page.locator("#scoring-table tbody tr.seat-total").count() == players
+        assert page.evaluate(_SMALL_TEXT) == []
         assert page.evaluate(_WIDTH) <= viewport["width"]
         assert_clean(table)
         link = page.locator("#play-replay-link")

@@ -22,6 +22,7 @@ import pytest
 from arboretum_web.app import WebSettings, create_app
 from arboretum_web.screenshots import serve_in_thread
 from arboretum_worker import league, registry
+from arboretum_worker.casual import CasualSettings
 
 from .casual_browser import (
     DESKTOP,
@@ -165,3 +166,39 @@ def test_waiting_table_illegal_decision_and_resignation(arena: Arena) -> None:
     unexpected = [e for e in table.errors if "status of 400" not in e]
     assert unexpected == [], unexpected
     assert len(table.errors) == 1  # the one refused decision
+
+
+def test_an_idle_page_faults_then_forfeits_and_says_so(arena: Arena) -> None:
+    """Short clocks (2 s a decision, 1 s of bank): a page left alone times out, the referee
+    plays for the person and the page says so; the second fault forfeits, the bots finish."""
+    r = arena.r
+    registry.add_version(
+        r, "greedy", league.builtin_bot_files("greedy"), check=league.sandbox_check("auto")
+    )
+    arena.start_worker()
+    arena.wait_workers(1)
+    short = CasualSettings(decision_s=2, bank_s=1)  # (the game's clock is chosen at its start)
+    settings = WebSettings(redis_url=arena.url, check=lambda p: None, casual=short)
+    app = create_app(settings, client=r)
+    with serve_in_thread(app) as base, chromium() as browser:
+        table = open_table(browser, base, DESKTOP)
+        page = table.page
+        start_game(table, 1, seat=1)
+        page.wait_for_selector('#play[data-stage="source"]', timeout=120_000)
+        assert "0:02" in page.locator("#play-clock").inner_text()
+        page.wait_for_selector("#play-error:not([hidden])", timeout=30_000)
+        assert "time for a decision ran out" in page.locator("#play-error").inner_text()
+        page.wait_for_selector('#play[data-ended="1"]', timeout=120_000)
+        assert "You forfeited this game" in page.locator("#play-error").inner_text()
+        # each fault stays in the moves' list, in words
+        faults = page.locator("#play-log li.fault").all_inner_texts()
+        assert len(faults) == 2, faults
+        assert "the referee played for you" in faults[0] and "1 of 2 faults" in faults[0]
+        assert "You forfeited this game" in faults[1]
+        page.wait_for_selector("#play-scoring:not([hidden])")
+        doc = stored_replay(table)
+        assert doc["result"]["seats"][1]["forfeited"]
+        faults = [s["fault"]["kind"] for s in doc["steps"] if s.get("seat") == 1 and "fault" in s]
+        assert faults[:2] == ["timeout", "timeout"]
+        check_against_replay(table, doc, 1)
+    assert table.errors == [], table.errors

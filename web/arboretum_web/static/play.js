@@ -61,6 +61,7 @@
 
   // One public event (a replay step) in words.
   function describe(ev) {
+    if (ev.note) return ev.note;
     const who = seatName(ev.seat);
     const verb = (v) => (ev.seat === me ? v : v + "s");
     if (ev.kind === "draw") {
@@ -204,6 +205,7 @@
         ? " You forfeited this game: the bots play it to its end."
         : (limit ? " " + m.faults + " of " + limit + " faults: at " + limit + " you forfeit." : "");
       setError(text);
+      game.events.push({ note: text, seat: me, kind: "fault" }); // kept in the moves' list
     },
     game_end(m) {
       (m.events || []).forEach((ev) => game.events.push(ev));
