@@ -297,3 +297,26 @@ def test_an_author_may_play_their_own_versions(play: TestClient, r: redis.Redis)
     play.cookies.set("arena_token", token)
     form = play.get("/play")
     assert f'<option value="{old}">mine v1 {old[:8]}</option>' in form.text
+
+
+def test_the_feed_ends_at_an_error_and_resumes_after_its_last_event_id(
+    play: TestClient, r: redis.Redis
+) -> None:
+    from arboretum_worker.casual import feed
+
+    game = start(play, ["greedy"], seat=0)
+    gid, headers = game["id"], {KEY: game["key"]}
+    feed.append(r, gid, {"type": "started"})
+    feed.append(r, gid, {"type": "error", "reason": "the game could not be played"})
+    whole = play.get(f"/play/{gid}/feed", headers=headers)
+    assert whole.status_code == 200
+    assert whole.headers["content-type"].startswith("text/event-stream")
+    assert whole.headers["cache-control"] == "no-store"
+    events = [block for block in whole.text.split("\n\n") if block.startswith("id: ")]
+    assert [e.split("\n")[1] for e in events] == ["event: queued", "event: started", "event: error"]
+    first = events[0].split("\n")[0].removeprefix("id: ")
+    again = play.get(f"/play/{gid}/feed", headers={**headers, "Last-Event-ID": first})
+    assert "event: queued" not in again.text and again.text.count("\nevent: ") == 2
+    last = events[-1].split("\n")[0].removeprefix("id: ")
+    ended = play.get(f"/play/{gid}/feed?after={last}", headers=headers)
+    assert ended.status_code == 200 and "event: " not in ended.text  # nothing more: it ends
