@@ -12,6 +12,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -154,7 +155,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         try:
             worker.wait(20)
         except subprocess.TimeoutExpired:
-            worker.kill()
+            os.killpg(worker.pid, signal.SIGKILL)  # (its own session: it and its work horse)
             worker.wait(5)
         client.close()
         stop_redis_server(redis_proc)
