@@ -75,6 +75,12 @@ PAGE = {  # the endpoints' names in the report
     "decision": "POST /play/{id}/decision",
     "resign": "POST /play/{id}/resign",
 }
+POLL_PATCH = (
+    "import sys; from arboretum_sdk import grpc_setup; grpc_setup.apply(); "
+    "import arboretum_worker.play as play; play.POLL_INTERVAL_S = %r; "
+    "from arboretum_sdk.cli import main; sys.argv[0] = 'arena'; sys.exit(main())"
+)
+"""``arena`` with the match job's look at the bots' processes every S seconds (--casual-poll)."""
 WAITS = {"turn": "a decision to the next request", "start": "POST /api/play to the 1st request"}
 
 
@@ -271,9 +277,10 @@ async def people_main(args: argparse.Namespace) -> None:
         asyncio.create_task(p.run(args.base, waits, args.ramp * i / max(1, args.games)))
         for i, p in enumerate(people)
     ]
-    ready = asyncio.gather(*(p.first_request.wait() for p in people))
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(asyncio.shield(ready), args.ready_timeout)
+    waiters = [asyncio.create_task(p.first_request.wait()) for p in people]
+    await asyncio.wait(waiters, timeout=args.ready_timeout)
+    for waiter in waiters:
+        waiter.cancel()
     print(json.dumps({"ready": sum(p.first_request.is_set() for p in people)}), flush=True)
     await stop.wait()
     await asyncio.wait(tasks, timeout=60)
@@ -336,6 +343,7 @@ class Rig:
 
         from arboretum_worker.queues import QueueKind, queue_name
         from arboretum_worker.settings import WorkerSettings
+        from cpu_parts import CpuParts
         from league_bench import greedy_copies, start_workers, wait_for_workers
         from redis_server import start_redis_server
         from store_bench import start_web
@@ -351,16 +359,26 @@ class Rig:
         env = dict(os.environ, REDIS_URL=self.redis_url, ARENA_SANDBOX="bwrap")
         env.update(CASUAL_ENV, ARENA_MATCH_ROOT=str(self.tmp / "m"), ARENA_FORK_SERVER="1")
         os.environ.update(CASUAL_ENV)  # arena web inherits them
+        n_league = args.league_workers
+        self.procs += start_workers(dict(env, ARENA_QUEUES="league"), n_league, self.tmp, "league")
+        casual_env = dict(env, ARENA_QUEUES="casual")
+        arena = [sys.executable, "-m", "arboretum_sdk.cli"]
+        if args.casual_poll:  # an experiment: see --casual-poll
+            arena = [sys.executable, "-c", POLL_PATCH % args.casual_poll]
         self.procs += start_workers(
-            dict(env, ARENA_QUEUES="league"), args.league_workers, self.tmp, "league"
-        )
-        self.procs += start_workers(
-            dict(env, ARENA_QUEUES="casual"), args.casual_workers, self.tmp, "casual"
+            casual_env, args.casual_workers, self.tmp, "casual", arena=arena
         )
         port = _free_port()
         arena = [sys.executable, "-m", "arboretum_sdk.cli"]
         self.web, _ = start_web(arena, self.redis_url, port, self.tmp / "web.log")
         self.base = f"http://127.0.0.1:{port}"
+        self.parts = CpuParts()
+        self.parts.roots.update({os.getpid(): "the benchmark", self.web.pid: "arena web"})
+        self.parts.roots[self.redis_proc.pid] = "redis-server"
+        for proc in self.procs:
+            self.parts.workers[proc.pid] = (
+                "league" if len(self.parts.workers) < n_league else "casual"
+            )
         wait_for_workers(self.r, queue_name(QueueKind.LEAGUE), args.league_workers, 300)
         wait_for_workers(self.r, queue_name(QueueKind.CASUAL), args.casual_workers, 600)
 
@@ -384,17 +402,33 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def league_phase(rig: Rig, args: argparse.Namespace, name: str, account: Any) -> dict[str, Any]:
+def settle(account: Any, quiet: float = 0.3, window: float = 2.0, limit: float = 120.0) -> float:
+    """Wait until everything started is idle: under ``quiet`` CPUs over ``window`` seconds (the
+    workers' start, their fork servers, a league's last matches); the last rate seen."""
+    deadline = time.monotonic() + limit
+    while True:
+        before = account.cpu_s()
+        time.sleep(window)
+        rate = float((account.cpu_s() - before) / window)
+        if rate < quiet or time.monotonic() > deadline:
+            return rate
+
+
+def league_phase(
+    rig: Rig, args: argparse.Namespace, name: str, account: Any, bots: int = 0, deals: int = 0
+) -> dict[str, Any]:
     from arboretum_worker import league
     from league_bench import time_league
 
     league.create_league(
-        rig.r, name, rig.bots, players=2, games_per_pairing=args.deals,
+        rig.r, name, rig.bots[: bots or None], players=2, games_per_pairing=deals or args.deals,
         per_decision_ms=1000, bank_ms=10_000, seed=1,
     )  # fmt: skip
     load, cpu, wall = os.getloadavg()[0], account.cpu_s(), time.time()
+    snapshot = rig.parts.snapshot()
     games, matches, seconds = time_league(rig.r, name, rig.settings)
     cpu = account.cpu_s() - cpu
+    parts = rig.parts.between(snapshot, rig.parts.snapshot())
     phase = {"games": games, "seconds": seconds, "rate": games / seconds, "cpu": cpu}
     phase.update(start=wall, end=wall + seconds, load=(load, os.getloadavg()[0]))
     print(
@@ -403,6 +437,12 @@ def league_phase(rig: Rig, args: argparse.Namespace, name: str, account: Any) ->
         f"load average {load:.2f} before, {os.getloadavg()[0]:.2f} after",
         flush=True,
     )
+    for part, part_cpu in sorted(parts.items(), key=lambda item: -item[1]):
+        if part_cpu >= 0.05 * seconds / 100:  # under 0.05% of a CPU: left out
+            print(f"    {part}: {part_cpu:.1f} CPU-s ({100 * part_cpu / seconds:.1f}% of a CPU)")
+    rest = cpu - sum(parts.values())
+    print(f"    processes that ended uncounted by a part (bots): {rest:.1f} CPU-s")
+    phase["parts"] = parts
     return phase
 
 
@@ -418,6 +458,7 @@ def loaded_phase(rig: Rig, args: argparse.Namespace, k: int, account: Any) -> di
     out = rig.tmp / f"people-{k}.json"
     started = time.time()
     people = start_people(rig, args, out)
+    rig.parts.roots[people.pid] = "the people (HTTP clients)"
     assert people.stdin is not None and people.stdout is not None
     ready = json.loads(people.stdout.readline() or '{"ready": 0}')["ready"]
     print(f"  {ready} of {args.games} people playing after {time.time() - started:.0f} s")
@@ -461,6 +502,10 @@ def report(
         )
         for problem in people["problems"][:10]:
             print("  ", problem)
+    if len(alone) > 1:
+        pairs = zip(alone, loaded, strict=True)
+        ratios = ", ".join(f"{b['rate'] / a['rate']:.3f}" for a, b in pairs)
+        print(f"the rounds' ratios (loaded / alone): {ratios}")
     rate_alone = statistics.median(p["rate"] for p in alone)
     rate_loaded = statistics.median(p["rate"] for p in loaded)
     ratio = rate_loaded / rate_alone
@@ -480,19 +525,28 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--think", type=float, default=3.0, help="mean think time, s (3)")
     parser.add_argument("--players", type=int, nargs="+", default=[2, 3, 4], help="cycled")
     parser.add_argument("--reload-every", type=int, default=10, help="decisions (0: never)")
-    parser.add_argument("--ramp", type=float, default=20.0, help="people start over this, s")
+    parser.add_argument("--ramp", type=float, help="people start over this, s (0.4 a person)")
     parser.add_argument("--ready-timeout", type=float, default=300.0)
     parser.add_argument("--casual-workers", type=int, help="default: --games")
     parser.add_argument("--league-workers", type=int, default=2)
     parser.add_argument("--bots", type=int, default=10, help="league bots (greedy copies)")
     parser.add_argument("--deals", type=int, default=10, help="league deals per pairing")
     parser.add_argument("--rounds", type=int, default=1, help="alone, then loaded, N times")
+    parser.add_argument(
+        "--casual-poll",
+        type=float,
+        metavar="S",
+        help="an experiment: the casual workers' match jobs look at the bots' processes every S "
+        "seconds instead of every arboretum_worker.play.POLL_INTERVAL_S",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the logs (web, workers)")
     parser.add_argument("--people-only", nargs=2, metavar=("BASE", "OUT"), help=argparse.SUPPRESS)
     parser.add_argument("--opponents", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.casual_workers is None:
         args.casual_workers = args.games
+    if args.ramp is None:
+        args.ramp = 0.4 * args.games
     if not all(2 <= p <= 4 for p in args.players):
         parser.error("--players: 2 to 4 players a game")
     return args
@@ -524,8 +578,11 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         rig = Rig(args)
         print(f"  Redis, arena web and the workers up in {time.perf_counter() - started:.0f} s")
+        league_phase(rig, args, "warmup", account, bots=4, deals=1)  # each worker's first match
         for k in range(args.rounds):
+            print(f"  idle: {settle(account):.2f} CPUs busy", flush=True)
             alone.append(league_phase(rig, args, f"alone{k}", account))
+            print(f"  idle: {settle(account):.2f} CPUs busy", flush=True)
             loaded.append(loaded_phase(rig, args, k, account))
     finally:
         if rig is not None:

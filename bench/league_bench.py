@@ -74,17 +74,23 @@ class Run(NamedTuple):
 
 
 def start_workers(
-    env: dict[str, str], count: int, logs: Path, prefix: str, pin: bool = False
+    env: dict[str, str],
+    count: int,
+    logs: Path,
+    prefix: str,
+    pin: bool = False,
+    arena: list[str] = ARENA,
 ) -> list[subprocess.Popen[bytes]]:
     """``count`` ``arena worker`` processes named ``PREFIX-i``, each in a session of its own, its
-    output in ``logs/PREFIX-i.log``. With ``pin``, worker ``i`` (and all it starts) on CPU ``i``."""
+    output in ``logs/PREFIX-i.log``. With ``pin``, worker ``i`` (and all it starts) on CPU ``i``.
+    ``arena``: the command that is ``arena``."""
     procs: list[subprocess.Popen[bytes]] = []
     for i in range(count):
         log = open(logs / f"{prefix}-{i}.log", "wb")  # noqa: SIM115 - the process owns it
         cpus = {i % (os.cpu_count() or 1)} if pin else None
         procs.append(
             subprocess.Popen(
-                [*ARENA, "worker", "--name", f"{prefix}-{i}"],
+                [*arena, "worker", "--name", f"{prefix}-{i}"],
                 env=env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
