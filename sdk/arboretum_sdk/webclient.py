@@ -14,12 +14,17 @@ from __future__ import annotations
 
 import json
 import os
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import urllib.error
+
+# urllib.request and urllib.error (http.client, email, tempfile: about 10 ms of CPU) load on the
+# first call: every ``arena bot run`` builds the parser of ``arena bot list --server``, which
+# imports this module, and a bot never calls the web API.
 
 __all__ = ["AUTHOR_TOKEN_ENV", "SERVER_ENV", "WebClient", "WebError", "read_token"]
 
@@ -89,6 +94,9 @@ class WebClient:
         if body is not None:
             data = json.dumps(body).encode()
             headers["Content-Type"] = "application/json"
+        import urllib.error
+        import urllib.request
+
         request = urllib.request.Request(
             self.url(path, params), data=data, method=method, headers=headers
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
 
 import pytest
@@ -74,3 +75,20 @@ def test_settle_takes_out_only_the_default_it_set(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("GRPC_EXPERIMENTS", grpc_setup.GRPC_EXPERIMENTS)
     grpc_setup.settle()  # not set by apply(): the user's, kept
     assert os.environ["GRPC_EXPERIMENTS"] == grpc_setup.GRPC_EXPERIMENTS
+
+
+def test_bot_run_parser_loads_no_http_client() -> None:
+    # Every bot's ``arena bot run`` builds the SDK's parser, ``arena bot list --server`` and its
+    # web client included; the HTTP client (about 10 ms of CPU per bot start) loads on a call.
+    script = (
+        "import sys\n"
+        "from arboretum_sdk import cli\n"
+        "argv = ['bot', 'run', 'bot.py', '--server', 'unix:referee.sock']\n"
+        "cli.build_parser(plugins=cli.plugins_for(argv)).parse_args(argv)\n"
+        "heavy = ('urllib.request', 'http.client', 'email')\n"
+        "print(' '.join(m for m in heavy if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == ""
