@@ -127,6 +127,19 @@ def test_a_bot_exit_status_comes_through() -> None:
         assert bot.wait(20) == 7
 
 
+def test_a_forked_bot_finds_the_runtime_frozen_out_of_the_collector() -> None:
+    # The fork server froze what it imported: a bot's collections never walk it.
+    runner = make("fork")
+    script = "import gc; print('FROZEN', gc.get_freeze_count(), flush=True)"
+    with runner.start(
+        "random", socket_path=None, token="t", builtin=True, python_args=["-c", script]
+    ) as bot:
+        assert isinstance(bot._proc, ForkedProcess)
+        assert bot.wait(20) == 0
+        out = bot.output().decode()
+    assert int(out.split("FROZEN ")[1].split()[0]) > 10_000, out
+
+
 def test_without_its_server_the_runner_starts_plain_sandboxes(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
