@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import random
+import re
 import socket
 import subprocess
 import time
@@ -202,3 +203,42 @@ def test_an_idle_page_faults_then_forfeits_and_says_so(arena: Arena) -> None:
         assert faults[:2] == ["timeout", "timeout"]
         check_against_replay(table, doc, 1)
     assert table.errors == [], table.errors
+
+
+def test_a_stale_page_is_told_and_catches_up(arena: Arena) -> None:
+    """Two tabs at one game (the same key): the first answers; the second, cut off from the
+    game's messages, still offers the old request, and its answer is refused (409) in words; it then
+    reads the game again and shows the next request."""
+    r = arena.r
+    registry.add_version(
+        r, "greedy", league.builtin_bot_files("greedy"), check=league.sandbox_check("auto")
+    )
+    arena.start_worker()
+    arena.wait_workers(1)
+    app = create_app(WebSettings(redis_url=arena.url, check=lambda p: None), client=r)
+    with serve_in_thread(app) as base, chromium() as browser:
+        first = open_table(browser, base, DESKTOP)
+        start_game(first, 1, seat=0)
+        first.page.wait_for_selector('#play[data-stage="source"]', timeout=120_000)
+        second = first.page.context.new_page()
+        blocked = {"state": False}
+        second.route("**/feed*", lambda route: route.abort())
+        second.route(
+            "**/state",
+            lambda route: route.abort() if blocked["state"] else route.continue_(),
+        )
+        second.goto(first.page.url)
+        second.wait_for_selector('#play[data-stage="source"]')
+        blocked["state"] = True
+        # the first tab draws; the second does not hear of it
+        assert play(first, random.Random(1), decisions=1) == 1
+        first.page.wait_for_selector('#play[data-stage="source"]')  # the second draw
+        second.locator('#play-prompt [data-source="deck"]').click()
+        second.locator("#play-confirm").click()
+        told = second.locator("#play-error").filter(has_text=re.compile("stale|answered already"))
+        told.wait_for(timeout=10_000)
+        blocked["state"] = False
+        # it read the game again: the request the first tab sees, its second draw
+        second.wait_for_selector('#play[data-stage="source"]')
+        assert second.locator("#play-log li").count() == first.page.locator("#play-log li").count()
+    assert first.errors == [], first.errors

@@ -347,7 +347,7 @@
         if (game.request && game.request.id === answer.id) setStatus("Decision sent.");
       } else if (status === 409 || status === 410) {
         setError((data.error || "This page is behind the game") + ". The table is brought up to date.");
-        await resume();
+        resume().catch(() => retry());
       } else {
         setError("That decision is refused: " + (data.error || "status " + status) + ".");
         resetPick();
@@ -638,6 +638,13 @@
 
   // ------------------------------------------------------------------ the feed
 
+  const LOST = "The connection to the game was lost: reconnecting…";
+
+  // The connection is back: its notice goes (another error stays).
+  function clearLost() {
+    if ($("play-error").textContent === LOST) setError("");
+  }
+
   function closeFeed() {
     if (source) { source.close(); source = null; }
   }
@@ -657,15 +664,14 @@
       receive(e.lastEventId, msg, true);
       render(msg.type === "request");
     }));
-    es.addEventListener("open", () => { root.dataset.feedOpen = "1"; if (game.reconnecting) { game.reconnecting = false; setError(""); } });
+    es.addEventListener("open", () => { root.dataset.feedOpen = "1"; clearLost(); });
     es.addEventListener("error", (e) => {
       if (e.data) return;
       if (es.readyState === EventSource.CONNECTING) {
-        game.reconnecting = true;
-        setError("The connection to the game was lost: reconnecting…");
+        setError(LOST);
       } else if (es.readyState === EventSource.CLOSED && source === es && !game.ended) {
         source = null;
-        setError("The connection to the game was lost: reconnecting…");
+        setError(LOST);
         retry();
       }
     });
@@ -678,7 +684,7 @@
     setTimeout(() => {
       game.retrying = false;
       resume().catch(() => {
-        setError("The connection to the game was lost: reconnecting…");
+        setError(LOST);
         retry();
       });
     }, 3000);
@@ -701,10 +707,7 @@
       game.status = data.game.status || game.status;
     }
     (data.messages || []).forEach(([id, msg]) => receive(id, msg, false));
-    if (game.reconnecting || /connection to the game was lost/.test($("play-error").textContent)) {
-      game.reconnecting = false;
-      setError("");
-    }
+    clearLost();
     if (game.status === "queued" && !game.base) setStatus("Waiting for a free table: the game starts when a worker is free.");
     if (game.ended) showAfter();
     render(!!game.request);
