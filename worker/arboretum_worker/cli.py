@@ -41,7 +41,9 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         "a referee, league workers, the built-in bots submitted and checked in the sandbox, a "
         "round robin with a progress bar, the leaderboard and the fitted ratings; every game's "
         "replay is written to --replays. Everything it started is stopped at the end, on Ctrl-C "
-        "too. This is what scripts/demo runs.",
+        "or SIGTERM too. With --serve it then serves the site (arena web, on 127.0.0.1) with "
+        "casual workers, so that people play the bots on its /play page, until Ctrl-C or "
+        "SIGTERM. This is what scripts/demo runs.",
     )
     demo_arguments(p)
     p.set_defaults(handler=demo_main)

@@ -6,20 +6,29 @@ Without ``REDIS_URL`` it starts a private Redis (``redis-server`` from PATH, els
 matches run on each worker's private referee) and two league workers (``arena worker``) as
 subprocesses, submits the built-in bots, runs a round robin with a progress bar, prints the
 leaderboard and the fitted ratings, writes every game's replay to ``--replays``, and stops
-everything it started, on Ctrl-C too.
+everything it started, on Ctrl-C (or SIGTERM) too.
+
+With ``--serve`` it keeps them after the league and serves the site on top: the web app
+(``arena web`` on 127.0.0.1, as a subprocess: this package never imports the web's) and casual-only
+workers (``arena worker`` with ``ARENA_QUEUES=casual``) that play the games people start on
+``/play`` against the bots; it prints the site's addresses and serves until Ctrl-C or SIGTERM, then
+stops everything it started.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import os
 import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,6 +51,11 @@ __all__ = ["add_arguments", "find_redis_server", "main"]
 
 DEMO_LEAGUE = "demo"
 MAX_DEMO_WORKERS = 16
+DEFAULT_WEB_PORT = 8080
+"""``arena demo --serve``'s port: ``arena web``'s own default."""
+WEB_HOST = "127.0.0.1"
+ARENA = [sys.executable, "-m", "arboretum_sdk.cli"]
+"""The ``arena`` command of this Python, for the demo's processes."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,6 +78,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=Path("replays/demo"),
         metavar="DIR",
         help="where every game's replay is written (default replays/demo)",
+    )
+    parser.add_argument(
+        "--serve",
+        action="store_true",
+        help="after the league, keep everything running and serve the site on "
+        f"http://{WEB_HOST}:PORT/ (arena web) with casual workers, to play the bots on /play; "
+        "until Ctrl-C or SIGTERM",
+    )
+    parser.add_argument(
+        "--port",
+        type=argtypes.int_range(1, 65535),
+        default=None,
+        metavar="PORT",
+        help=f"with --serve: the site's port (default {DEFAULT_WEB_PORT})",
+    )
+    parser.add_argument(
+        "--casual-workers",
+        type=argtypes.int_range(0, MAX_DEMO_WORKERS),
+        default=None,
+        metavar="N",
+        help="with --serve: casual-only workers to start, each plays one person's game at a "
+        f"time (0 to {MAX_DEMO_WORKERS}; default 2); the league workers take casual games too "
+        "when idle",
     )
 
 
@@ -91,6 +128,8 @@ class _Stack:
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
         self.procs: list[tuple[str, subprocess.Popen[bytes], TextIO | None]] = []
+        self.env: dict[str, str] = dict(os.environ)
+        """The environment of the demo's processes (its Redis, its match root)."""
 
     def start(self, name: str, argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
         log = open(self.workdir / f"{name}.log", "w")  # noqa: SIM115 - closed in stop()
@@ -106,6 +145,19 @@ class _Stack:
         return proc
 
     def stop(self) -> None:
+        # A second Ctrl-C or SIGTERM while stopping would leave the rest running: the stop
+        # is bounded (10 s, then SIGKILL), so it finishes first.
+        ignored = []
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                ignored.append((signum, signal.signal(signum, signal.SIG_IGN)))
+        try:
+            self._stop()
+        finally:
+            for signum, handler in ignored:
+                signal.signal(signum, handler)
+
+    def _stop(self) -> None:
         # Redis last: a worker that stops registers its end there (and would wait for it).
         procs = list(reversed(self.procs))
         for phase in ([p for p in procs if p[0] != "redis"], [p for p in procs if p[0] == "redis"]):
@@ -174,26 +226,28 @@ def _demo_stack(args: argparse.Namespace) -> Iterator[tuple[str, _Stack]]:
             url = f"unix://{sock}"
             _wait_for(lambda: redis.Redis.from_url(url).ping(), 15, "redis-server", proc)
             print(f"started a private Redis ({exe})")
-        env = dict(os.environ)
+        env = stack.env
         env.update(
             {
                 "REDIS_URL": url,
                 "ARENA_MATCH_ROOT": str(workdir / "matches"),
                 "PYTHONUNBUFFERED": "1",
+                # Stopped, a worker hands its match back at once: the demo would kill it
+                # 10 s later anyway, and a casual game cannot outlive the site of its person.
+                "ARENA_STOP_DRAIN_S": "0",
             }
         )
-        arena = [sys.executable, "-m", "arboretum_sdk.cli"]
         referee_sock = workdir / "referee.sock"
         proc = stack.start(
             "referee",
-            [*arena, "serve", "--listen", f"unix:{referee_sock}",
+            [*ARENA, "serve", "--listen", f"unix:{referee_sock}",
              "--admin-token-file", str(workdir / "admin-token")],
             env,
         )  # fmt: skip
         _wait_for(referee_sock.exists, 30, "the referee (arena serve)", proc)
         print(f"started the referee on unix:{referee_sock}")
         for i in range(args.workers):
-            stack.start(f"worker{i}", [*arena, "worker", "--name", f"demo-worker-{i}"], env)
+            stack.start(f"worker{i}", [*ARENA, "worker", "--name", f"demo-worker-{i}"], env)
         print(f"started {plural(args.workers, 'league worker')} on queue 'arena'")
         yield url, stack
     finally:
@@ -202,90 +256,188 @@ def _demo_stack(args: argparse.Namespace) -> Iterator[tuple[str, _Stack]]:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Run the demo league; the exit status is 0 when every match finished."""
-    import redis
-
+    """Run the demo league (then serve the site with ``--serve``); the exit status is 0 when
+    every match finished (and the site served until asked to stop)."""
     from arboretum_sdk.bots import BUILTIN_BOTS
 
-    from . import registry, store
-    from .bots import builtin_bot_files, sandbox_check
-    from .league import create_league, run_league
-    from .report import LEADERBOARD_HEADERS, LEADERBOARD_RIGHT, follow, leaderboard_rows, table
-    from .settings import RedisUnavailable, WorkerSettings
+    from . import store
+    from .settings import RedisUnavailable
 
     names = list(BUILTIN_BOTS)[: max(3, args.players)]
     if len(names) < args.players:
         raise UsageError(
             f"--players {args.players} needs {args.players} built-in bots; there are {len(names)}"
         )
+    _check_serve(args)
     if args.replays is not None:
         clitools.output_dir(args.replays)
-    seed = args.seed if args.seed is not None else secrets.randbits(64)
-    games_per_pairing = games_per_pairing_of(args)
     print("Arboretum Arena demo: a league of the built-in bots, played by league workers.\n")
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM stops it all, as Ctrl-C does
     try:
         with _demo_stack(args) as (url, stack):
-            settings = WorkerSettings.from_env(redis_url=url)
-            r = redis.Redis.from_url(url)
-            check = sandbox_check(settings)
-            for name in names:
-                vid = registry.add_version(r, name, builtin_bot_files(name), check=check)
-                print(f"submitted built-in bot {name}: version {vid[:12]} (checked in the sandbox)")
-            league_name = DEMO_LEAGUE
-            if store.get_league(r, league_name) is not None:
-                league_name = f"{DEMO_LEAGUE}-{int(time.time())}"
-            league = create_league(
-                r,
-                league_name,
-                names,
-                players=args.players,
-                games_per_pairing=games_per_pairing,
-                per_decision_ms=args.per_decision_ms,
-                bank_ms=args.bank_ms,
-                seed=seed,
-                deals_per_series=deals_per_series_of(args),
-                allow_unbalanced=args.allow_unbalanced,
-            )
-            run_league(r, league.name, settings)
-            total = len(store.league_matches(r, league_name))
-            games = total and sum(
-                record.games
-                for mid in store.league_matches(r, league_name)
-                if (record := store.get_match(r, mid)) is not None
-            )
-            print(
-                f"\nleague {league_name}: {plural(len(names), 'bot')}, {args.players} players, "
-                f"{plural(games_per_pairing, 'deal')} per combination in every seat "
-                f"rotation: {plural(games, 'game')} in {plural(total, 'match', 'matches')}, "
-                f"seed {seed}\n"
-            )
-            started = time.monotonic()
-
-            def workers_gone() -> str | None:
-                workers = [p for n, p, _l in stack.procs if n.startswith("worker")]
-                if all(p.poll() is not None for p in workers):
-                    return "every league worker has exited (see their logs below)"
-                return None
-
-            status = follow(r, league_name, problem=workers_gone)
-            elapsed = time.monotonic() - started
-            print(
-                f"\n{plural(games, 'game')} in {plural(total, 'match', 'matches')} in "
-                f"{elapsed:.1f} s with {plural(args.workers, 'worker')}\n"
-            )
-            rows = leaderboard_rows(r, league_name, all_versions=True)
-            print(table(LEADERBOARD_HEADERS, rows, LEADERBOARD_RIGHT))
-            _print_fit(r, league_name)
-            _export_replays(r, league_name, args.replays)
-            if status != 0:
-                for name in [n for n, _p, _l in stack.procs if n.startswith("worker")]:
-                    print(f"\n--- {name} log (last lines)\n{stack.tail(name)}", file=sys.stderr)
-            return status
+            status = _play_league(args, names, url, stack)
+            if status != 0 or not args.serve:
+                return status
+            return _serve(args, stack)
     except KeyboardInterrupt:
         print("\ninterrupted: stopping the workers, the referee and Redis", file=sys.stderr)
         return 130
     except (RuntimeError, RedisUnavailable, store.StoreError, OSError) as exc:
         return clitools.fail(str(exc))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _play_league(args: argparse.Namespace, names: list[str], url: str, stack: _Stack) -> int:
+    """Submit the bots, play the league to its end, print the board; the league's exit status."""
+    import redis
+
+    from . import registry, store
+    from .bots import builtin_bot_files, sandbox_check
+    from .league import create_league, run_league
+    from .report import LEADERBOARD_HEADERS, LEADERBOARD_RIGHT, follow, leaderboard_rows, table
+    from .settings import WorkerSettings
+
+    seed = args.seed if args.seed is not None else secrets.randbits(64)
+    games_per_pairing = games_per_pairing_of(args)
+    settings = WorkerSettings.from_env(redis_url=url)
+    r = redis.Redis.from_url(url)
+    check = sandbox_check(settings)
+    for name in names:
+        vid = registry.add_version(r, name, builtin_bot_files(name), check=check)
+        print(f"submitted built-in bot {name}: version {vid[:12]} (checked in the sandbox)")
+    league_name = DEMO_LEAGUE
+    if store.get_league(r, league_name) is not None:
+        league_name = f"{DEMO_LEAGUE}-{int(time.time())}"
+    league = create_league(
+        r,
+        league_name,
+        names,
+        players=args.players,
+        games_per_pairing=games_per_pairing,
+        per_decision_ms=args.per_decision_ms,
+        bank_ms=args.bank_ms,
+        seed=seed,
+        deals_per_series=deals_per_series_of(args),
+        allow_unbalanced=args.allow_unbalanced,
+    )
+    run_league(r, league.name, settings)
+    total = len(store.league_matches(r, league_name))
+    games = total and sum(
+        record.games
+        for mid in store.league_matches(r, league_name)
+        if (record := store.get_match(r, mid)) is not None
+    )
+    print(
+        f"\nleague {league_name}: {plural(len(names), 'bot')}, {args.players} players, "
+        f"{plural(games_per_pairing, 'deal')} per combination in every seat "
+        f"rotation: {plural(games, 'game')} in {plural(total, 'match', 'matches')}, "
+        f"seed {seed}\n"
+    )
+    started = time.monotonic()
+
+    def workers_gone() -> str | None:
+        workers = [p for n, p, _l in stack.procs if n.startswith("worker")]
+        if all(p.poll() is not None for p in workers):
+            return "every league worker has exited (see their logs below)"
+        return None
+
+    status = follow(r, league_name, problem=workers_gone)
+    elapsed = time.monotonic() - started
+    print(
+        f"\n{plural(games, 'game')} in {plural(total, 'match', 'matches')} in "
+        f"{elapsed:.1f} s with {plural(args.workers, 'worker')}\n"
+    )
+    rows = leaderboard_rows(r, league_name, all_versions=True)
+    print(table(LEADERBOARD_HEADERS, rows, LEADERBOARD_RIGHT))
+    _print_fit(r, league_name)
+    _export_replays(r, league_name, args.replays)
+    if status != 0:
+        for name in [n for n, _p, _l in stack.procs if n.startswith("worker")]:
+            print(f"\n--- {name} log (last lines)\n{stack.tail(name)}", file=sys.stderr)
+    r.close()
+    return status
+
+
+def _check_serve(args: argparse.Namespace) -> None:
+    """``--serve``'s checks before the league: the web package is there, the port is free."""
+    if not args.serve:
+        for flag, value in (("--port", args.port), ("--casual-workers", args.casual_workers)):
+            if value is not None:
+                raise UsageError(f"{flag} is an option of --serve (arena demo --serve {flag} ...)")
+        return
+    args.port = DEFAULT_WEB_PORT if args.port is None else args.port
+    args.casual_workers = 2 if args.casual_workers is None else args.casual_workers
+    if importlib.util.find_spec("arboretum_web") is None:
+        raise UsageError(
+            "arena demo --serve needs arboretum-web, the web site: install it with: pip install "
+            "arboretum-web (from a clone of the repository: pip install -e ./web)"
+        )
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as arena web binds
+        try:
+            sock.bind((WEB_HOST, args.port))
+        except OSError as exc:
+            raise UsageError(
+                f"cannot serve the site on {WEB_HOST}:{args.port}: {exc.strerror or exc}; "
+                "choose another with --port"
+            ) from None
+
+
+def _serve(args: argparse.Namespace, stack: _Stack) -> int:
+    """The site on the demo's Redis (``arena web``) and casual-only workers, until Ctrl-C or
+    SIGTERM (the caller stops them); 1 when the site or every casual worker exits first."""
+    from .settings import redact_url
+
+    web = stack.start(
+        "web", [*ARENA, "web", "--host", WEB_HOST, "--port", str(args.port)], stack.env
+    )
+    log = stack.workdir / "web.log"
+    try:
+        _wait_for(
+            lambda: "arena web: serving on" in log.read_text(errors="replace"),
+            60,
+            "the web server (arena web)",
+            web,
+        )
+    except RuntimeError as exc:
+        raise RuntimeError(f"{exc}:\n{stack.tail('web', 5)}") from None
+    casual_env = {**stack.env, "ARENA_QUEUES": "casual"}
+    casual = [
+        stack.start(f"casual{i}", [*ARENA, "worker", "--name", f"demo-casual-{i}"], casual_env)
+        for i in range(args.casual_workers)
+    ]
+    site = f"http://{WEB_HOST}:{args.port}"
+    print(
+        f"\nserving the site on the demo's Redis, with "
+        f"{plural(args.casual_workers, 'casual worker')} (ARENA_QUEUES=casual) beside the "
+        f"league workers:\n"
+        f"  the site:       {site}/\n"
+        f"  play the bots:  {site}/play\n"
+        f"  its Redis:      {redact_url(stack.env['REDIS_URL'])} (REDIS_URL for arena commands)\n"
+        "Ctrl-C (or SIGTERM) stops the site, the workers, the referee and Redis.",
+        flush=True,
+    )
+    try:
+        while True:
+            problem = None
+            if web.poll() is not None:
+                problem = f"the web server exited with status {web.returncode}"
+                name = "web"
+            elif casual and all(p.poll() is not None for p in casual):
+                problem = "every casual worker has exited"
+                name = "casual0"
+            if problem is not None:
+                print(f"\n--- {name} log (last lines)\n{stack.tail(name)}", file=sys.stderr)
+                return clitools.fail(f"{problem}; stopping everything the demo started")
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        print("\nstopping the site, the workers, the referee and Redis", file=sys.stderr)
+        return 0
 
 
 def _print_fit(r: redis.Redis, league: str) -> None:
