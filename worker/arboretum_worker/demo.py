@@ -426,7 +426,9 @@ def _serve(args: argparse.Namespace, stack: _Stack) -> int:
         while True:
             problem = None
             if web.poll() is not None:
-                problem = f"the web server exited with status {web.returncode}"
+                code = web.returncode
+                how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
+                problem = f"the web server {how}"
                 name = "web"
             elif casual and all(p.poll() is not None for p in casual):
                 problem = "every casual worker has exited"
