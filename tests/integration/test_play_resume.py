@@ -92,8 +92,13 @@ def test_a_reload_and_a_web_restart_resume_the_seat(arena: Arena) -> None:
         with web_process(arena, port):
             start_game(table, 1)
             assert play(table, rng, decisions=3) == 3  # a whole turn
+            page.wait_for_selector(WAIT, timeout=60_000)
+            time.sleep(2.5)
             page.reload()
             page.wait_for_selector(WAIT, timeout=60_000)
+            # the clock goes on from when the request was sent, not from the reload
+            clock = page.locator("#play-clock").inner_text()
+            assert re.search(r"Time: 1:5\d for this decision", clock), clock
             assert page.locator("#play-log li").count() >= 3  # the moves so far, read again
             assert play(table, rng, decisions=3) == 3  # the next turn, its play the last
         # the web server is gone while the bots play: the page says so, and waits
@@ -186,7 +191,7 @@ def test_an_idle_page_faults_then_forfeits_and_says_so(arena: Arena) -> None:
         page = table.page
         start_game(table, 1, seat=1)
         page.wait_for_selector('#play[data-stage="source"]', timeout=120_000)
-        assert "0:02" in page.locator("#play-clock").inner_text()
+        assert re.search(r"Time: 0:0[12] for", page.locator("#play-clock").inner_text())
         page.wait_for_selector("#play-error:not([hidden])", timeout=30_000)
         assert "time for a decision ran out" in page.locator("#play-error").inner_text()
         page.wait_for_selector('#play[data-ended="1"]', timeout=120_000)

@@ -144,7 +144,7 @@
     if (game.lastId !== null && compareIds(id, game.lastId) <= 0) return;
     game.lastId = id;
     const handler = HANDLERS[msg.type];
-    if (handler) handler(msg, live);
+    if (handler) handler(msg, live, id);
     root.dataset.messages = String(Number(root.dataset.messages || 0) + 1);
     root.dataset.lastType = msg.type;
   }
@@ -168,12 +168,17 @@
       game.view = cloneView(m.view);
       setStatus("The cards are dealt.");
     },
-    request(m, live) {
+    request(m, live, id) {
       (m.events || []).forEach((ev) => game.events.push(ev));
       game.base = m.view;
       game.view = cloneView(m.view);
       game.request = m;
-      game.received = performance.now() - ((m.clock && m.clock.elapsed_ms) || 0);
+      // the clock runs from when the relay wrote the request (its stream id's time), so a
+      // reload shows the time really left (clocks a little apart: the time since receipt)
+      const age = Date.now() - Number(String(id).split("-")[0]);
+      const limit = m.clock ? m.clock.limit_ms : 0;
+      const spent = age > 0 && age < limit ? age : 0;
+      game.received = performance.now() - spent - ((m.clock && m.clock.elapsed_ms) || 0);
       resetPick();
       setError("");
       const asked = m.kind === "play" ? "play a card, then discard" : (m.kind === "first-draw" ? "draw your first card" : "draw your second card");
