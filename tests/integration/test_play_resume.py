@@ -169,6 +169,14 @@ def test_waiting_table_illegal_decision_and_resignation(arena: Arena) -> None:
         assert doc["result"]["seats"][0]["rank"] == 3
         assert "(forfeited)" in page.locator("#scoring-table").inner_text()
         check_against_replay(table, doc, 0)
+        # another browser (no key) sees no table, only that it is not seated, and the replay
+        stranger = open_table(browser, base, DESKTOP)
+        stranger.page.goto(page.url)
+        assert "not seated" in stranger.page.locator("#play-status").inner_text()
+        assert stranger.page.locator("#play-board > *").count() == 0
+        assert stranger.page.locator("#play-replay-link").is_visible()
+        assert not any(url.endswith(("/state", "/feed")) for url, _, _ in stranger.responses)
+        assert stranger.errors == [], stranger.errors
     unexpected = [e for e in table.errors if "status of 400" not in e]
     assert unexpected == [], unexpected
     assert len(table.errors) == 1  # the one refused decision
