@@ -11,6 +11,8 @@ import json
 import logging
 import os
 import secrets
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -138,6 +140,30 @@ def test_a_forked_bot_finds_the_runtime_frozen_out_of_the_collector() -> None:
         assert bot.wait(20) == 0
         out = bot.output().decode()
     assert int(out.split("FROZEN ")[1].split()[0]) > 10_000, out
+
+
+def test_arena_bot_run_imports_nothing_of_the_sdk_the_server_has_not() -> None:
+    # What ``arena bot run`` imports on its way to loading the bot, the fork server imported
+    # already (each bot would import it again: about 14 ms of CPU per start), but the command's
+    # own module, which ``python -m`` runs from its source.
+    script = (
+        "import importlib, sys\n"
+        "from arboretum_sdk import grpc_setup\n"
+        "grpc_setup.apply()\n"
+        "from arboretum_worker.sandbox.zygote import PRELOAD\n"
+        "for name in PRELOAD:\n"
+        "    importlib.import_module(name)\n"
+        "before = set(sys.modules)\n"
+        "from arboretum_sdk import cli\n"
+        "argv = ['bot', 'run', '/nonexistent/bot.py', '--server', 'unix:/x.sock', '--token', 't']\n"
+        "status = cli.main(argv)\n"
+        "new = sorted(m for m in set(sys.modules) - before if m.startswith('arboretum'))\n"
+        "print(status, *new)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.split() == ["2", "arboretum_sdk.cli"], done.stdout + done.stderr
 
 
 def test_without_its_server_the_runner_starts_plain_sandboxes(

@@ -38,11 +38,14 @@ import sys
 PRELOAD = (
     "arboretum_sdk.argtypes",
     "arboretum_sdk.clitools",
+    "arboretum_sdk.authorcli",  # the parser of ``arena bot list --server``, built by every run
     "arboretum_sdk.botcli",
     "arboretum_sdk.client",
     "arboretum_sdk.errors",
     "arboretum_sdk.eventloop",
     "arboretum_sdk.loader",
+    "arboretum_sdk.stdio.child",  # imported by ``arena bot run`` before it loads any bot
+    "arboretum_sdk.stdio.guard",
     "arboretum_sdk.wire",
     "arboretum_proto.v1.bot_pb2_grpc",
     "grpc",
