@@ -209,6 +209,7 @@ def test_an_idle_page_faults_then_forfeits_and_says_so(arena: Arena) -> None:
         assert len(faults) == 2, faults
         assert "the referee played for you" in faults[0] and "1 of 2 faults" in faults[0]
         assert "You forfeited this game" in faults[1]
+        assert page.locator("#play-resign").is_hidden()
         page.wait_for_selector("#play-scoring:not([hidden])")
         doc = stored_replay(table)
         assert doc["result"]["seats"][1]["forfeited"]

@@ -210,6 +210,7 @@
         ? " You forfeited this game: the bots play it to its end."
         : (limit ? " " + m.faults + " of " + limit + " faults: at " + limit + " you forfeit." : "");
       setError(text);
+      if (m.forfeited) game.resigned = true; // nothing more to give up
       game.events.push({ note: text, seat: me, kind: "fault" }); // kept in the moves' list
     },
     game_end(m) {
