@@ -186,7 +186,7 @@ def test_the_table_s_endpoints_need_the_game_s_key(play: TestClient) -> None:
     with TestClient(play.app, raise_server_exceptions=False) as stranger:
         for path in (f"/play/{gid}/state", f"/play/{gid}/feed"):
             resp = stranger.get(path)
-            assert resp.status_code == 403 and "not your seat" in resp.json()["error"]
+            assert resp.status_code == 403 and "not your seat" in resp.json()["error"]["message"]
             for key in ("x" * 32, other["key"]):  # a wrong key; another game's key
                 assert stranger.get(path, headers={KEY: key}).status_code == 403
         answer = {"id": 0, "draw": "deck"}
@@ -215,23 +215,25 @@ def test_an_unknown_game_is_404(play: TestClient, path: str, game: str) -> None:
     if path.endswith("}"):
         assert "no such casual game" in resp.text
     else:
-        assert "no such casual game" in resp.json()["error"]
+        assert "no such casual game" in resp.json()["error"]["message"]
 
 
 def test_nothing_pending_is_409_and_bad_bodies_400(play: TestClient) -> None:
     game = start(play, ["greedy"], seat=0)
     url, headers = f"/play/{game['id']}/decision", {KEY: game["key"]}
     resp = play.post(url, json={"id": 0, "draw": "deck"}, headers=headers)
-    assert resp.status_code == 409 and "it is not your turn" in resp.json()["error"]
+    assert resp.status_code == 409 and "it is not your turn" in resp.json()["error"]["message"]
     resp = play.post(url, content=b"{not json", headers=headers)
-    assert resp.status_code == 400 and resp.json()["error"] == "the request is not JSON"
+    # every JSON refusal of the table has the API's shape
+    assert resp.status_code == 400
+    assert resp.json() == {"error": {"status": 400, "message": "the request is not JSON"}}
     resp = play.post(url, content=b"[" + b"1," * 4000 + b"1]", headers=headers)
-    assert resp.status_code == 400 and "over 4096 bytes" in resp.json()["error"]
+    assert resp.status_code == 400 and "over 4096 bytes" in resp.json()["error"]["message"]
     resp = play.post(url, json=["draw"], headers=headers)
-    assert resp.status_code == 400 and "JSON object" in resp.json()["error"]
+    assert resp.status_code == 400 and "JSON object" in resp.json()["error"]["message"]
     assert play.get(f"/play/{game['id']}/replay.json").status_code == 404
     early = play.get(f"/play/{game['id']}/analysis")
-    assert early.status_code == 404 and "not over" in early.json()["error"]
+    assert early.status_code == 404 and "not over" in early.json()["error"]["message"]
     assert play.post(f"/play/{game['id']}/analysis", headers=headers).status_code == 404
 
 
@@ -242,7 +244,7 @@ def test_the_cookie_s_posts_need_the_page_s_csrf_token(play: TestClient) -> None
     url = f"/play/{gid}/decision"
     answer = {"id": 0, "draw": "deck"}
     refused = play.post(url, json=answer)  # the cookie, no token
-    assert refused.status_code == 403 and "security token" in refused.json()["error"]
+    assert refused.status_code == 403 and "security token" in refused.json()["error"]["message"]
     assert play.post(url, json=answer, headers={"X-CSRF-Token": "y" * 32}).status_code == 403
     evil = {"X-CSRF-Token": token, "Origin": "https://evil.example"}
     assert play.post(url, json=answer, headers=evil).status_code == 403

@@ -197,7 +197,9 @@ def _refusals(site: Site, game_id: str, key: dict[str, str], request: dict[str, 
     for answer, headers, status, words in cases:
         resp = site.http.post(url, json=answer, headers=headers)
         assert resp.status_code == status, (answer, resp.text)
-        message = resp.json()["error"]
+        error = resp.json()["error"]
+        assert error["status"] == status, (answer, error)
+        message = error["message"]
         assert words in message, (answer, message)
         assert site.state(game_id, key)["pending"]["id"] == request["id"]  # nothing changed
 

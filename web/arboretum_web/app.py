@@ -18,7 +18,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Mount
 from starlette.templating import Jinja2Templates
 
@@ -30,6 +30,7 @@ from .identity import AUTH_COOKIE, request_author
 from .live import LiveHub
 from .playfeed import PlayFeeds
 from .ratelimit import RateLimitMiddleware
+from .resources import error_json
 from .safety import CSRF_FIELD, SECURITY_HEADERS, LazyToken, SafetyMiddleware
 from .transfer import CachedStatic, static_url
 from .transfer import middleware as transfer_middleware
@@ -82,9 +83,7 @@ def error_response(
     if status == 401:
         extra.setdefault("WWW-Authenticate", "Bearer")
     if _is_api(request):
-        return JSONResponse(
-            {"error": {"status": status, "message": message}}, status_code=status, headers=extra
-        )
+        return error_json(status, message, extra)
     templates: Jinja2Templates = request.app.state.templates
     return templates.TemplateResponse(
         request,

@@ -7,16 +7,16 @@ The person's key (:func:`arboretum_worker.casual.start_game`) travels in the coo
 ``arena_play_<id>`` (``HttpOnly``, ``SameSite=Strict``, path ``/play/<id>``), or in the header
 ``X-Arena-Play-Key`` for scripts. A post that relies on the cookie must also carry the site's CSRF
 token in ``X-CSRF-Token`` (the page has it in ``<meta name="csrf-token">``); a post with the key in
-its header needs none, since no other site can set that header. Every refusal is
-``{"error": message}`` with the status of :class:`~arboretum_worker.casual.CasualError` (``POST
-/api/play`` answers as the rest of ``/api/``: ``{"error": {"status", "message"}}``).
+its header needs none, since no other site can set that header. Every refusal is answered as
+the rest of ``/api/`` answers: ``{"error": {"status": N, "message": "..."}}``, N the status of
+:class:`~arboretum_worker.casual.CasualError`.
 """
 
 from __future__ import annotations
 
 import hmac
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -32,7 +32,7 @@ from . import playfeed
 from .identity import request_author
 from .openapi_schemas import array, closed, ref
 from .replays import is_complete, strip_faults
-from .resources import redis_of
+from .resources import error_json, redis_of
 from .safety import csrf_cookie_name
 
 __all__ = [
@@ -88,15 +88,11 @@ def key_of(request: Request, game_id: str) -> tuple[str | None, bool]:
     return request.cookies.get(cookie_name(game_id)), False
 
 
-def _error(status: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status, headers=dict(headers or {}))
-
-
 def _refusal(exc: casual.CasualError) -> JSONResponse:
     headers = {}
     if exc.status == 429:
         headers["Retry-After"] = retry_after(exc)
-    return _error(exc.status, str(exc), headers)
+    return error_json(exc.status, str(exc), headers)
 
 
 def retry_after(exc: casual.CasualError) -> str:
@@ -230,7 +226,7 @@ async def feed(request: Request) -> Response:
         return _refusal(exc)
     hub: playfeed.PlayFeeds = request.app.state.play
     if hub.viewers >= hub.max_viewers:
-        return _error(503, "too many open games here: try again later", {"Retry-After": "30"})
+        return error_json(503, "too many open games here: try again later", {"Retry-After": "30"})
     # EventSource resends the last id it saw; a page that opens a new one says ?after=
     after = request.headers.get("last-event-id") or request.query_params.get("after")
     return StreamingResponse(

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
+from starlette.responses import JSONResponse
 
 from arboretum_worker import registry, replays, store
 
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "bool_param",
     "bot_json",
+    "error_json",
     "int_param",
     "league_json",
     "league_param",
@@ -37,6 +40,16 @@ __all__ = [
 _MATCH_ID = re.compile(r"[0-9A-Za-z_.-]{1,64}")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
+
+
+def error_json(status: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    """An error as every JSON endpoint answers it (the API's and the casual table's):
+    ``{"error": {"status": N, "message": "..."}}`` with the same HTTP status."""
+    return JSONResponse(
+        {"error": {"status": status, "message": message}},
+        status_code=status,
+        headers=dict(headers or {}),
+    )
 
 
 def redis_of(request: Request) -> Any:

@@ -338,6 +338,11 @@
     return { status: resp.status, data };
   }
 
+  // A refusal's message: {"error": {"status": N, "message": "..."}}, as the API answers.
+  function refusal(data) {
+    return (data && data.error && data.error.message) || "";
+  }
+
   async function confirm() {
     if (stage() !== "confirm") return;
     const answer = answerNow();
@@ -352,10 +357,10 @@
         game.answered = answer.id;
         if (game.request && game.request.id === answer.id) setStatus("Decision sent.");
       } else if (status === 409 || status === 410) {
-        setError((data.error || "This page is behind the game") + ". The table is brought up to date.");
+        setError((refusal(data) || "This page is behind the game") + ". The table is brought up to date.");
         resume().catch(() => retry());
       } else {
-        setError("That decision is refused: " + (data.error || "status " + status) + ".");
+        setError("That decision is refused: " + (refusal(data) || "status " + status) + ".");
         resetPick();
       }
     } catch (e) {
@@ -703,7 +708,7 @@
     let data = {};
     try { data = await resp.json(); } catch (e) { data = {}; }
     if (!resp.ok) {
-      setError(data.error || "The game cannot be read (status " + resp.status + ").");
+      setError(refusal(data) || "The game cannot be read (status " + resp.status + ").");
       return;
     }
     if (data.game) {
@@ -739,7 +744,7 @@
         game.request = null;
         game.resigned = true;
         render(false);
-      } else setError("The game could not be resigned: " + (data.error || "status " + status) + ".");
+      } else setError("The game could not be resigned: " + (refusal(data) || "status " + status) + ".");
     });
   }
 
