@@ -339,6 +339,18 @@ class Rig:
     """Redis, ``arena web`` and the workers, for the whole run."""
 
     def __init__(self, args: argparse.Namespace) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix="arena-casual-load-"))
+        self.keep = args.keep
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.web: subprocess.Popen[bytes] | None = None
+        self.redis_proc: subprocess.Popen[bytes] | None = None
+        try:
+            self._start(args)
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self, args: argparse.Namespace) -> None:
         import redis
 
         from arboretum_worker.queues import QueueKind, queue_name
@@ -348,10 +360,6 @@ class Rig:
         from redis_server import start_redis_server
         from store_bench import start_web
 
-        self.tmp = Path(tempfile.mkdtemp(prefix="arena-casual-load-"))
-        self.keep = args.keep
-        self.procs: list[subprocess.Popen[bytes]] = []
-        self.web: subprocess.Popen[bytes] | None = None
         self.redis_url, self.redis_proc = start_redis_server(self.tmp / "redis", appendonly=True)
         self.r = redis.Redis.from_url(self.redis_url)
         self.settings = WorkerSettings(redis_url=self.redis_url)
@@ -379,15 +387,17 @@ class Rig:
             self.parts.workers[proc.pid] = (
                 "league" if len(self.parts.workers) < n_league else "casual"
             )
-        wait_for_workers(self.r, queue_name(QueueKind.LEAGUE), args.league_workers, 300)
-        wait_for_workers(self.r, queue_name(QueueKind.CASUAL), args.casual_workers, 600)
+        league, casual = self.procs[:n_league], self.procs[n_league:]
+        wait_for_workers(self.r, queue_name(QueueKind.LEAGUE), n_league, 300, league)
+        wait_for_workers(self.r, queue_name(QueueKind.CASUAL), args.casual_workers, 600, casual)
 
     def close(self) -> None:
         from league_bench import stop_processes
         from redis_server import stop_redis_server
 
         stop_processes([*self.procs, *([self.web] if self.web else [])])
-        stop_redis_server(self.redis_proc)
+        if self.redis_proc is not None:
+            stop_redis_server(self.redis_proc)
         if self.keep:
             print(f"logs kept in {self.tmp}")
         else:

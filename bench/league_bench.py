@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -102,12 +103,22 @@ def start_workers(
     return procs
 
 
-def wait_for_workers(r: redis.Redis, queue: str, count: int, timeout: float = 60) -> None:
-    """Until ``count`` workers listen to the rq queue ``queue``."""
+def wait_for_workers(
+    r: redis.Redis,
+    queue: str,
+    count: int,
+    timeout: float = 60,
+    procs: Sequence[subprocess.Popen[bytes]] = (),
+) -> None:
+    """Until ``count`` workers listen to the rq queue ``queue``; an error at once if one of
+    ``procs`` exited."""
     deadline = time.monotonic() + timeout
     while len(Worker.all(queue=Queue(queue, connection=r))) < count:
         if time.monotonic() > deadline:
             raise RuntimeError(f"the workers of {queue} did not start")
+        for proc in procs:
+            if proc.poll() is not None:
+                raise RuntimeError(f"a worker exited at its start (status {proc.returncode})")
         time.sleep(0.05)
 
 
