@@ -104,6 +104,10 @@ def test_the_form_starts_a_game_and_seats_its_browser(play: TestClient, r: redis
     assert meta_csrf(table.text) == play.cookies["arena_csrf"]
     assert "Waiting for a free table" in table.text
     assert "script-src 'self'" in table.headers["content-security-policy"]
+    # the table's plain scripts, in the order each needs the one before
+    scripts = re.findall(r'<script src="(/static/[^"?]+)\?v=', table.text)
+    assert scripts[-3:] == ["/static/scoring.js", "/static/playtable.js", "/static/play.js"]
+    assert all(play.get(src).status_code == 200 for src in scripts)
     # another browser sees the table, but is not seated
     with TestClient(play.app) as other:
         assert 'data-seated="0"' in other.get(f"/play/{game_id}").text

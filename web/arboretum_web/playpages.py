@@ -4,8 +4,9 @@
   signed-in author also every version of their own bots) and a seat; ``POST /play`` starts the
   game (the site's CSRF field), sets the person's key as the game's cookie and sends the browser
   to its table; past the casual limits, the 429 page with ``Retry-After``;
-- ``GET /play/{id}``: the table (``static/play.js`` draws it from the JSON and event stream of
-  :mod:`.play_api`); anyone may open it, only the key's holder is seated;
+- ``GET /play/{id}``: the table (``static/play.js`` follows it, ``static/playtable.js`` draws it,
+  from the JSON and event stream of :mod:`.play_api`); anyone may open it, only the key's holder
+  is seated;
 - ``GET /play/{id}/replay``: the finished game in the replay viewer;
 - the bot page's "Games against people": the record of the bot against people and its games.
 """
