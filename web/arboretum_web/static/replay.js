@@ -1,9 +1,11 @@
 // Arboretum Arena replay viewer: re-plays a replay document (docs/replay-format.md) step by step.
 // Cards the server hid (a game not over, or a per-seat document) are null and drawn face down.
+// The states after each step come from static/replaymodel.js (loaded before this file).
 "use strict";
 
 (function () {
   const { SPECIES, el, svg, cardText, cardEl, arboretumSvg } = window.arenaScoring;
+  const { applyStep, build } = window.arenaReplayModel;
   const HAND_SIZE = 7;
 
   const root = document.getElementById("replay");
@@ -17,77 +19,6 @@
   let timer = null;
   let analysis = null; // the game's analysis (docs/analysis.md), when one exists
   const BASE_MS = 450; // one step at speed 1
-
-  // ------------------------------------------------------------------ model
-
-  function removeCard(list, card) {
-    let i = list.indexOf(card);
-    if (i < 0) i = list.indexOf(null);
-    if (i >= 0) list.splice(i, 1);
-    return i >= 0;
-  }
-
-  function clone(s) {
-    return {
-      hands: s.hands.map((h) => h.slice()),
-      known: s.known.map((h) => h.slice()),
-      piles: s.piles.map((p) => p.slice()),
-      arbs: s.arbs.map((a) => a.slice()),
-      deck: s.deck,
-      forfeited: s.forfeited.slice(),
-      last: null,
-    };
-  }
-
-  // The state after step i, from the state before it (a copy: snapshots are kept).
-  function applyStep(prev, step, i) {
-    const s = clone(prev);
-    const seat = step.seat;
-    if (step.kind === "draw") {
-      let card = step.card === undefined ? null : step.card;
-      if (step.source === "deck") {
-        s.deck -= 1;
-      } else {
-        const top = s.piles[step.pile].pop();
-        card = card || top || null;
-        if (card) s.known[seat].push(card);
-      }
-      s.hands[seat].push(card);
-    } else if (step.kind === "play") {
-      removeCard(s.hands[seat], step.card);
-      const k = s.known[seat].indexOf(step.card);
-      if (k >= 0) s.known[seat].splice(k, 1);
-      s.arbs[seat].push({ x: step.cell[0], y: step.cell[1], card: step.card, step: i });
-      if (step.discard) {
-        removeCard(s.hands[seat], step.discard);
-        const j = s.known[seat].indexOf(step.discard);
-        if (j >= 0) s.known[seat].splice(j, 1);
-        s.piles[seat].push(step.discard);
-      }
-    } else if (step.kind === "forfeit") {
-      s.forfeited[seat] = true;
-    }
-    s.last = i;
-    return s;
-  }
-
-  function build(d) {
-    const n = d.players;
-    const hands = d.hands.map((h) => h.slice());
-    const dealt = hands.reduce((a, h) => a + h.length, 0);
-    const deck = d.deck ? d.deck.length - dealt : d.deck_size;
-    const out = [{
-      hands,
-      known: hands.map(() => []),
-      piles: hands.map(() => []),
-      arbs: hands.map(() => []),
-      deck,
-      forfeited: new Array(n).fill(false),
-      last: null,
-    }];
-    d.steps.forEach((step, i) => out.push(applyStep(out[i], step, i)));
-    return out;
-  }
 
   // ------------------------------------------------------------------ text
 
