@@ -17,6 +17,7 @@ import redis
 from rq import Queue
 from starlette.testclient import TestClient
 
+from arboretum_web import play_api
 from arboretum_web.app import WebSettings, create_app
 from arboretum_web.ratelimit import RateLimits
 from arboretum_worker import registry
@@ -220,6 +221,19 @@ def test_an_unknown_game_is_404(play: TestClient, path: str, game: str) -> None:
         assert "no such casual game" in resp.text
     else:
         assert "no such casual game" in resp.json()["error"]["message"]
+
+
+def test_the_table_s_json_endpoints_answer_every_error_as_the_api(play: TestClient) -> None:
+    game = start(play, ["greedy"], seat=0)
+    paths = [route.path.replace("{game_id}", game["id"]) for route in play_api.routes()]
+    assert all(play_api.is_table_json(path) for path in paths)
+    assert not play_api.is_table_json(f"/play/{game['id']}")  # the pages
+    assert not play_api.is_table_json(f"/play/{game['id']}/replay")
+    # an error the app answers (not the endpoint): JSON too, not the error page
+    resp = play.get(f"/play/{game['id']}/decision", headers={KEY: game["key"]})
+    assert resp.status_code == 405 and resp.headers["allow"] == "POST"
+    assert resp.json()["error"]["status"] == 405
+    assert "<span" in play.put(f"/play/{game['id']}").text  # a page's stays the page
 
 
 def test_nothing_pending_is_409_and_bad_bodies_400(play: TestClient) -> None:

@@ -51,7 +51,9 @@ HERE = Path(__file__).parent
 
 
 def _is_api(request: Request) -> bool:
-    return request.url.path.startswith("/api/")
+    """The API's paths and the casual table's JSON endpoints: their errors are JSON."""
+    path = request.url.path
+    return path.startswith("/api/") or play_api.is_table_json(path)
 
 
 _TITLES = {

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -42,6 +43,7 @@ __all__ = [
     "api_routes",
     "cookie_name",
     "game_json",
+    "is_table_json",
     "key_of",
     "retry_after",
     "routes",
@@ -55,6 +57,14 @@ MAX_BODY = 4096
 """The largest decision or start request read (a stdio answer is well under it)."""
 _MAX_MESSAGES = 100_000
 _OVER = frozenset({"over", "failed"})
+_TABLE_JSON = re.compile(r"/play/[^/]+/(state|feed|decision|resign|replay\.json|analysis)")
+"""The table's JSON endpoints (:func:`routes`)."""
+
+
+def is_table_json(path: str) -> bool:
+    """Whether ``path`` is one of the table's JSON endpoints: the app answers their errors (a
+    405, a 500, the database down) as JSON too, as the API's."""
+    return _TABLE_JSON.fullmatch(path) is not None
 
 
 def cookie_name(game_id: str) -> str:
