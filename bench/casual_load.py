@@ -75,12 +75,6 @@ PAGE = {  # the endpoints' names in the report
     "decision": "POST /play/{id}/decision",
     "resign": "POST /play/{id}/resign",
 }
-POLL_PATCH = (
-    "import sys; from arboretum_sdk import grpc_setup; grpc_setup.apply(); "
-    "import arboretum_worker.play as play; play.POLL_INTERVAL_S = %r; "
-    "from arboretum_sdk.cli import main; sys.argv[0] = 'arena'; sys.exit(main())"
-)
-"""``arena`` with the match job's look at the bots' processes every S seconds (--casual-poll)."""
 WAITS = {"turn": "a decision to the next request", "start": "POST /api/play to the 1st request"}
 
 
@@ -371,8 +365,6 @@ class Rig:
         self.procs += start_workers(dict(env, ARENA_QUEUES="league"), n_league, self.tmp, "league")
         casual_env = dict(env, ARENA_QUEUES="casual")
         arena = [sys.executable, "-m", "arboretum_sdk.cli"]
-        if args.casual_poll:  # an experiment: see --casual-poll
-            arena = [sys.executable, "-c", POLL_PATCH % args.casual_poll]
         self.procs += start_workers(
             casual_env, args.casual_workers, self.tmp, "casual", arena=arena
         )
@@ -542,13 +534,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--bots", type=int, default=10, help="league bots (greedy copies)")
     parser.add_argument("--deals", type=int, default=10, help="league deals per pairing")
     parser.add_argument("--rounds", type=int, default=1, help="alone, then loaded, N times")
-    parser.add_argument(
-        "--casual-poll",
-        type=float,
-        metavar="S",
-        help="an experiment: the casual workers' match jobs look at the bots' processes every S "
-        "seconds instead of every arboretum_worker.play.POLL_INTERVAL_S",
-    )
     parser.add_argument("--keep", action="store_true", help="keep the logs (web, workers)")
     parser.add_argument("--people-only", nargs=2, metavar=("BASE", "OUT"), help=argparse.SUPPRESS)
     parser.add_argument("--opponents", nargs="+", help=argparse.SUPPRESS)

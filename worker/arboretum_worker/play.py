@@ -44,6 +44,7 @@ __all__ = [
     "WorkerStopping",
     "capped_output",
     "play_match",
+    "poll_interval_s",
     "run_play_match",
     "stop_match",
 ]
@@ -51,9 +52,14 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 SOCKET_NAME = "referee.sock"
-# How often the worker checks the bots' processes while the match runs; the match's end itself
-# wakes it at once (the referee is in this process).
 POLL_INTERVAL_S = 0.05
+"""How often the worker looks at the bots' processes while a match with the default clock runs
+(the match's end itself wakes it at once: the referee is in this process)."""
+POLL_CLOCK_SHARE = 20
+"""A slower clock is looked at less often: every ``per_decision_ms / POLL_CLOCK_SHARE``, at
+least ``POLL_INTERVAL_S`` and at most ``POLL_MAX_S`` (a crash is seen within a twentieth of a
+decision's free time)."""
+POLL_MAX_S = 1.0
 # How long the referee waits for every seat to connect before starting anyway (absent seats fault).
 START_TIMEOUT_MS = 60_000
 RAW_OUTPUT_CAP = 16 * 1024 * 1024
@@ -75,7 +81,8 @@ _playing = False
 
 def stop_match() -> bool:
     """Ask the match this process plays to stop (safe in a signal handler): its wait for the
-    end raises :class:`WorkerStopping` within ``POLL_INTERVAL_S``, and the sandboxes and the
+    end raises :class:`WorkerStopping` within its look interval (:func:`poll_interval_s`, at
+    most ``POLL_MAX_S``), and the sandboxes and the
     referee are stopped on the way out. False when no match is being played (then the caller
     raises it itself)."""
     _stopping.set()
@@ -312,8 +319,8 @@ def match_dir_log(match_dir: Path, seat: int, restart: int) -> Path:
 async def _wait_for_end(
     handle: MatchHandle, seats: _Seats, started: float, deadline_s: float
 ) -> None:
-    """Wait until the match is over (woken by its end, else every ``POLL_INTERVAL_S`` to look
-    at the bots' processes).
+    """Wait until the match is over (woken by its end, else every :func:`poll_interval_s` to
+    look at the bots' processes).
 
     A bot process that exits is reported to the referee as a crash (the seat's decisions then
     fault at once for the rest of the game in progress, so it forfeits that game unless the fresh
@@ -321,6 +328,7 @@ async def _wait_for_end(
     times per seat; from the next game on the seat waits on its clock for it. The fresh process
     has seen no deal before, so isolation holds."""
     games = seats.plan.games
+    interval = poll_interval_s(seats.plan.per_decision_ms)
     restarts = [0] * len(seats.bots)
     crashed: set[int] = set()
     while True:
@@ -341,8 +349,16 @@ async def _wait_for_end(
             raise MatchError(f"the match did not end within {deadline_s:.0f} s")
         if _stopping.is_set():
             raise WorkerStopping("the worker was stopped before the match finished")
-        if await handle.wait(POLL_INTERVAL_S):
+        if await handle.wait(interval):
             return
+
+
+def poll_interval_s(per_decision_ms: int) -> float:
+    """How often a match with this clock looks at its bots' processes: ``POLL_INTERVAL_S`` for
+    the league's default clock (1 s a decision), up to ``POLL_MAX_S`` for a casual game's
+    minutes. A person's table holds a worker for minutes; looking every 50 ms cost each such
+    work horse about 4 ms of CPU a second (bench/casual_load.py, docs/benchmarks.md)."""
+    return min(POLL_MAX_S, max(POLL_INTERVAL_S, per_decision_ms / 1000 / POLL_CLOCK_SHARE))
 
 
 def _output_of(bot: Any) -> str:
