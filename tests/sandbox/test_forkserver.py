@@ -207,6 +207,25 @@ def test_a_gone_servers_folder_is_removed_and_a_live_ones_kept() -> None:
     assert not live.folder.exists()
 
 
+def test_a_probe_of_a_live_server_is_answered_in_silence(capfd: pytest.CaptureFixture[str]) -> None:
+    """Every fork server that starts probes the others' sockets (the look for stale folders
+    above): a connection that sends nothing is no bad request, and writes nothing to the
+    worker's log."""
+    import socket
+
+    if os.geteuid() != 0:
+        pytest.skip("the fork server is used by root workers only")
+    live = ForkServer.start([BOTS])
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            probe.connect(str(live.folder / "fork.sock"))
+        time.sleep(1.0)  # the keeper forked for the probe has read its end and exited
+        assert live.alive()
+    finally:
+        live.stop()
+    assert "bad fork request" not in capfd.readouterr().err
+
+
 CAPABILITY_LINES = ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")
 STATUS_SCRIPT = (
     "import sys\n"

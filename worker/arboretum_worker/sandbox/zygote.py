@@ -128,6 +128,8 @@ def _send(conn: socket.socket, message: dict[str, object], fds: list[int] | None
 def _receive(conn: socket.socket) -> tuple[dict[str, object], int]:
     """The request (length-prefixed JSON) and the one file descriptor sent with it."""
     data, fds, _, _ = socket.recv_fds(conn, 65536, 1)
+    if not data and not fds:
+        raise EOFError  # a probe: connected and hung up (another worker's look for stale servers)
     if len(fds) != 1 or len(data) < 4:
         raise ValueError("a request is its length, its JSON and the output pipe")
     (size,) = struct.unpack("!I", data[:4])
@@ -146,6 +148,8 @@ def _keeper(conn: socket.socket, launcher_lib: str) -> int:
     """The sandbox's keeper (see the module docstring); never returns in this process."""
     try:
         cfg, out = _receive(conn)
+    except EOFError:
+        os._exit(0)
     except (OSError, ValueError) as exc:
         os.write(2, f"arena-sandbox: bad fork request: {exc}\n".encode())
         os._exit(1)
