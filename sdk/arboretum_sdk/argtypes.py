@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-__all__ = ["int_range", "non_negative", "players", "positive", "seed"]
+__all__ = ["int_range", "non_negative", "players", "port", "positive", "seed"]
 
 
 def _integer(text: str, what: str = "an integer") -> int:
@@ -46,6 +46,17 @@ def int_range(low: int, high: int) -> Callable[[str], int]:
 
     parse.__name__ = f"integer from {low} to {high}"  # argparse names the type in some errors
     return parse
+
+
+def port(text: str) -> int:
+    """A TCP port: 1 to 65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 < value < 65536:
+        raise argparse.ArgumentTypeError(f"a port is from 1 to 65535, not {value}")
+    return value
 
 
 def players(text: str) -> int:

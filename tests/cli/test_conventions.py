@@ -37,6 +37,8 @@ OWN_DEFAULTS = {
     ("--bank-ms", "serve"): "arena serve reads its default from ARENA_BANK_MS",
     ("--faults-to-forfeit", "serve"): "arena serve reads its default from ARENA_FAULTS_TO_FORFEIT",
     ("--start-timeout-ms", "serve"): "arena serve reads its default from ARENA_START_TIMEOUT_MS",
+    # `arena demo --port` is an option of --serve: given without it, it is refused.
+    ("--port", "demo"): "arena demo takes --port only with --serve (unset: arena web's 8080)",
     # Each command writes its replays to a folder of its own.
     ("--replays", "demo"): "the demo's replays go to replays/demo",
     ("--replays", "play"): "arena play's replays go to replays/play",

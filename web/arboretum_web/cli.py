@@ -20,7 +20,7 @@ import socket
 import sys
 from typing import Any
 
-from arboretum_sdk import clitools
+from arboretum_sdk import argtypes, clitools
 from arboretum_sdk.clitools import UsageError, UserError, fail
 
 from . import opscli
@@ -37,16 +37,6 @@ def _redis_url(args: argparse.Namespace) -> str:
 def _redis_setting(args: argparse.Namespace) -> str:
     """Where the Redis URL came from, to name it in an error."""
     return "--redis-url" if getattr(args, "redis_url", None) else "REDIS_URL"
-
-
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
-    if not 0 < value < 65536:
-        raise argparse.ArgumentTypeError(f"a port is from 1 to 65535, not {value}")
-    return value
 
 
 def _turns(text: str) -> int:
@@ -76,7 +66,7 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     )
     p.add_argument(
         "--port",
-        type=_port,
+        type=argtypes.port,
         default=os.environ.get("ARENA_WEB_PORT", "8080"),
         metavar="PORT",
         help="port to listen on (default: $ARENA_WEB_PORT, else 8080)",

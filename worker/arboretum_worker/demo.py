@@ -88,7 +88,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--port",
-        type=argtypes.int_range(1, 65535),
+        type=argtypes.port,
         default=None,
         metavar="PORT",
         help=f"with --serve: the site's port (default {DEFAULT_WEB_PORT})",
