@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -143,12 +144,20 @@ def wait_casual_workers(arena: Arena, count: int) -> None:
         time.sleep(0.05)
 
 
+def niceness(pid: int) -> int:
+    """A process's nice value (``/proc/PID/stat``, the 19th field)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat[stat.rindex(")") + 2 :].split()[16])
+
+
 def test_a_person_plays_whole_games_at_2_3_and_4_players(arena: Arena) -> None:
     """On a worker of the casual games only (ARENA_QUEUES=casual, as docker-compose runs them)."""
     vid = greedy(arena)
     arena.env["ARENA_QUEUES"] = "casual"
-    arena.start_worker()
+    worker = arena.start_worker()
     wait_casual_workers(arena, 1)
+    # A worker of casual games only takes the CPU a league leaves: its priority is lowered.
+    assert niceness(worker.pid) == 10
     r = arena.r
     games = 0
     for players in (2, 3, 4):
@@ -184,9 +193,9 @@ def test_a_person_plays_whole_games_at_2_3_and_4_players(arena: Arena) -> None:
 
 def test_resigning_an_idle_page_and_the_limits(arena: Arena) -> None:
     greedy(arena)
-    arena.start_worker()
-    arena.start_worker()
+    workers = [arena.start_worker(), arena.start_worker()]
     arena.wait_workers(2)
+    assert [niceness(w.pid) for w in workers] == [0, 0]  # every queue: the league's too
     r = arena.r
     short = CasualSettings(decision_s=1.0, bank_s=0.5, per_address=2)
     idle, idle_key = start(arena, 2, short, seat=0)

@@ -47,6 +47,22 @@ def test_queue_names_and_priorities() -> None:
         queues.listened_kinds({"ARENA_QUEUES": "league,ladder"})
 
 
+def test_a_worker_of_best_effort_queues_only_runs_at_a_lower_cpu_priority() -> None:
+    """Casual games and analyses may wait for a CPU; a league's matches should not wait behind
+    them (docs/league.md, "Casual games")."""
+    kinds = queues.listened_kinds
+    assert queues.worker_niceness(kinds({"ARENA_QUEUES": "casual"}), {}) == 10
+    assert queues.worker_niceness(kinds({"ARENA_QUEUES": "analysis,casual"}), {}) == 10
+    assert queues.worker_niceness(kinds({"ARENA_QUEUES": "casual,league"}), {}) == 0
+    assert queues.worker_niceness(kinds({}), {}) == 0
+    setting = {"ARENA_WORKER_NICE": "3"}
+    assert queues.worker_niceness(kinds({"ARENA_QUEUES": "casual"}), setting) == 3
+    assert queues.worker_niceness(kinds({}), setting) == 3
+    for bad in ("-1", "20", "high"):
+        with pytest.raises(SettingsError, match=f"ARENA_WORKER_NICE: '{bad}'"):
+            queues.worker_niceness(kinds({}), {"ARENA_WORKER_NICE": bad})
+
+
 def test_fair_settings_from_the_environment() -> None:
     s = FairSettings.from_env({"ARENA_AUTHOR_MAX_MATCHES": "5", "ARENA_LADDER_SHARE": "0.7"})
     assert (s.max_matches, s.ladder_share, s.slots) == (5, 0.7, 1)

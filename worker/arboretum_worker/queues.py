@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AUTHOR_KINDS",
+    "BEST_EFFORT",
     "PRIORITY",
     "AuthorUsage",
     "FairSettings",
@@ -61,6 +62,7 @@ __all__ = [
     "queue_name",
     "queue_order",
     "record_usage",
+    "worker_niceness",
 ]
 
 log = logging.getLogger(__name__)
@@ -114,6 +116,30 @@ def listened_kinds(env: Mapping[str, str] | None = None) -> tuple[QueueKind, ...
             + ")"
         )
     return tuple(k for k in PRIORITY if k.value in wanted)
+
+
+BEST_EFFORT = frozenset({QueueKind.CASUAL, QueueKind.ANALYSIS})
+"""The kinds of work that may wait for a CPU: a person thinks for seconds between decisions,
+an analysis is read later. A worker of these only runs at a lower CPU priority."""
+BEST_EFFORT_NICE = 10
+
+
+def worker_niceness(kinds: Sequence[QueueKind], env: Mapping[str, str] | None = None) -> int:
+    """How much ``arena worker`` lowers its CPU priority (``nice``; its work horses, referees and
+    bots inherit it): ``ARENA_WORKER_NICE`` (0 to 19) when set, else ``BEST_EFFORT_NICE`` for a
+    worker that listens only to best-effort queues (:data:`BEST_EFFORT`) and 0 for the others.
+    So casual games on the machine of a league take the CPU the league's matches leave."""
+    env = os.environ if env is None else env
+    raw = env.get("ARENA_WORKER_NICE", "").strip()
+    if not raw:
+        return BEST_EFFORT_NICE if kinds and set(kinds) <= BEST_EFFORT else 0
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 19:
+        raise SettingsError(f"ARENA_WORKER_NICE: {raw!r} is not a whole number from 0 to 19")
+    return value
 
 
 @dataclass(frozen=True)

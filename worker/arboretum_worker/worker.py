@@ -379,6 +379,13 @@ def run_worker(
 
 def _start_worker(settings: WorkerSettings, name: str | None) -> ArenaWorker:
     """The worker, registered to nothing yet; waits for Redis to name itself."""
+    from .queues import listened_kinds, queue_name, worker_niceness
+
+    kinds = listened_kinds()
+    lower = worker_niceness(kinds)
+    if lower:
+        os.nice(lower)
+        log.info("a worker of best-effort queues: CPU priority lowered by %d (nice)", lower)
     preload()
     if settings.sandbox in ("auto", "bwrap"):
         from .sandbox import bwrap_usable
@@ -393,9 +400,7 @@ def _start_worker(settings: WorkerSettings, name: str | None) -> ArenaWorker:
     except ValueError as exc:
         shown = redact_url(settings.redis_url)
         raise RedisUnavailable(f"cannot use the Redis URL {shown!r}: {exc}") from None
-    from .queues import listened_kinds, queue_name
-
-    names = [queue_name(kind, settings.queue) for kind in listened_kinds()]
+    names = [queue_name(kind, settings.queue) for kind in kinds]
     worker = ArenaWorker(  # names itself to Redis (CLIENT SETNAME): waits for Redis
         [Queue(name, connection=connection) for name in names],
         connection=connection,
