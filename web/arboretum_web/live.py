@@ -24,10 +24,8 @@ A reconnecting browser sends ``Last-Event-ID`` and gets only what it has not see
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-import threading
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -37,15 +35,12 @@ import redis
 from arboretum_worker import replays, store
 from arboretum_worker.live import WATCHED_TTL_S, live_key, mark_watched
 
+from .feeds import BLOCK_MS, HEARTBEAT_S, Feed, FeedHub
+
 __all__ = ["HEARTBEAT_S", "LiveFeed", "LiveHub", "released_count"]
 
 log = logging.getLogger(__name__)
 
-HEARTBEAT_S = 15.0
-"""A comment line this often keeps proxies from closing a quiet stream."""
-IDLE_S = 5.0
-"""A feed without viewers stops after this long."""
-_BLOCK_MS = 1000
 _MARK_EVERY_S = WATCHED_TTL_S / 3
 """How often a running feed renews its match's watched mark (the worker writes a match only
 while it is marked; :mod:`arboretum_worker.live`)."""
@@ -97,12 +92,12 @@ def released_count(
     return count
 
 
-class LiveFeed:
+class LiveFeed(Feed):
     """One match's events in this process (see the module's docstring)."""
 
     def __init__(self, hub: LiveHub, match_id: str) -> None:
-        self.hub = hub
         self.match_id = match_id
+        self.delay = hub.delay
         self.attempt = ""
         self.generation = 0
         """Changes when the match starts over (a new attempt)."""
@@ -112,32 +107,13 @@ class LiveFeed:
         """The SSE frames of the events released so far."""
         self.over: str | None = None
         """The match's final status, once the stream is read to its end."""
-        self.viewers = 0
-        self._wake = asyncio.Event()
-        self._stop = threading.Event()
-        self._idle: asyncio.TimerHandle | None = None
-        self._loop = asyncio.get_running_loop()
-        self._thread = threading.Thread(target=self._read, name=f"live {match_id}", daemon=True)
-        self._thread.start()
+        super().__init__(hub, match_id, f"live {match_id}")
 
     # ------------------------------------------------------------------ on the event loop
 
     @property
     def released(self) -> int:
         return len(self.frames)
-
-    async def changed(self, timeout: float) -> bool:
-        """Wait until something changes (True) or ``timeout`` passes (False)."""
-        wake = self._wake
-        try:
-            await asyncio.wait_for(wake.wait(), timeout)
-        except TimeoutError:
-            return False
-        return True
-
-    def _notify(self) -> None:
-        self._wake.set()
-        self._wake = asyncio.Event()
 
     def _add(self, entries: list[tuple[str, str]]) -> None:
         for attempt, raw in entries:
@@ -153,7 +129,7 @@ class LiveFeed:
                 continue  # a stale attempt of the match, still running somewhere
             self.events.append(event)
             self._progress.see(event)
-        self._release(released_count(self.events, self.hub.delay, self.released, self._progress))
+        self._release(released_count(self.events, self.delay, self.released, self._progress))
 
     def _release(self, count: int) -> None:
         for n in range(self.released, count):
@@ -164,29 +140,6 @@ class LiveFeed:
     def _finish(self, status: str) -> None:
         self.over = status
         self._release(len(self.events))  # the match is over: nothing is held back
-
-    def subscribe(self) -> None:
-        self.viewers += 1
-        if self._idle is not None:
-            self._idle.cancel()
-            self._idle = None
-
-    def unsubscribe(self) -> None:
-        self.viewers -= 1
-        if self.viewers == 0:
-            self._idle = self._loop.call_later(IDLE_S, self._close_if_idle)
-
-    def _close_if_idle(self) -> None:
-        self._idle = None
-        if self.viewers == 0:
-            self.close()
-
-    def close(self) -> None:
-        self._stop.set()
-        self.hub.forget(self)
-
-    def join(self, timeout: float) -> None:
-        self._thread.join(timeout)
 
     # ------------------------------------------------------------------ the reader thread
 
@@ -202,7 +155,7 @@ class LiveFeed:
                 if time.monotonic() - marked >= _MARK_EVERY_S:
                     mark_watched(r, self.match_id)
                     marked = time.monotonic()
-                got = r.xread({key: last}, count=500, block=_BLOCK_MS)
+                got = r.xread({key: last}, count=500, block=BLOCK_MS)
                 if got:
                     entries = got[0][1]
                     last = entries[-1][0]
@@ -237,35 +190,15 @@ class LiveFeed:
                 self._stop.wait(1.0)
 
 
-class LiveHub:
-    """The live feeds of one app (on its event loop)."""
+class LiveHub(FeedHub[LiveFeed]):
+    """The live feeds of one app (on its event loop); ``delay``: the turns held back."""
 
     def __init__(self, r: Any, delay: int = 0, max_viewers: int = 2000) -> None:
-        self.redis = r
         self.delay = delay
-        self.max_viewers = max_viewers
-        self.feeds: dict[str, LiveFeed] = {}
+        super().__init__(r, max_viewers)
 
-    @property
-    def viewers(self) -> int:
-        return sum(feed.viewers for feed in self.feeds.values())
-
-    def feed(self, match_id: str) -> LiveFeed:
-        feed = self.feeds.get(match_id)
-        if feed is None:
-            feed = self.feeds[match_id] = LiveFeed(self, match_id)
-        return feed
-
-    def forget(self, feed: LiveFeed) -> None:
-        if self.feeds.get(feed.match_id) is feed:
-            del self.feeds[feed.match_id]
-
-    def close(self) -> None:
-        feeds = list(self.feeds.values())
-        for feed in feeds:
-            feed.close()
-        for feed in feeds:
-            feed.join(2 * _BLOCK_MS / 1000)
+    def _new(self, feed_id: str) -> LiveFeed:
+        return LiveFeed(self, feed_id)
 
 
 def _resume_point(last_event_id: str | None) -> tuple[str, int] | None:

@@ -19,10 +19,8 @@ A reconnecting browser sends ``Last-Event-ID`` (a stream id) and gets only what 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-import threading
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -31,17 +29,14 @@ import redis
 
 from arboretum_worker import casual
 
+from .feeds import BLOCK_MS, HEARTBEAT_S, Feed, FeedHub
+
 __all__ = ["FINAL_TYPES", "HEARTBEAT_S", "PlayFeed", "PlayFeeds", "stream", "stream_id_key"]
 
 log = logging.getLogger(__name__)
 
-HEARTBEAT_S = 15.0
-"""A comment line this often keeps proxies from closing a quiet stream."""
-IDLE_S = 5.0
-"""A feed nobody follows stops after this long."""
 FINAL_TYPES = frozenset({"match_end", "error"})
 """The messages after which a game's feed has nothing more."""
-_BLOCK_MS = 1000
 _STATUS_EVERY_S = 2.0
 _OVER_GRACE_S = 5.0
 """A game over whose feed has no final message ends its stream after this long (a worker that
@@ -65,37 +60,17 @@ def frame(stream_id: str, message: dict[str, Any]) -> bytes:
     return f"id: {stream_id}\nevent: {kind}\ndata: {data}\n\n".encode()
 
 
-class PlayFeed:
+class PlayFeed(Feed):
     """One game's messages in this process (see the module's docstring)."""
 
     def __init__(self, hub: PlayFeeds, game_id: str) -> None:
-        self.hub = hub
         self.game_id = game_id
         self.ids: list[tuple[int, int]] = []
         self.frames: list[bytes] = []
         self.ended = False
-        self.viewers = 0
-        self._wake = asyncio.Event()
-        self._stop = threading.Event()
-        self._idle: asyncio.TimerHandle | None = None
-        self._loop = asyncio.get_running_loop()
-        self._thread = threading.Thread(target=self._read, name=f"play {game_id}", daemon=True)
-        self._thread.start()
+        super().__init__(hub, game_id, f"play {game_id}")
 
     # ------------------------------------------------------------------ on the event loop
-
-    async def changed(self, timeout: float) -> bool:
-        """Wait until something changes (True) or ``timeout`` passes (False)."""
-        wake = self._wake
-        try:
-            await asyncio.wait_for(wake.wait(), timeout)
-        except TimeoutError:
-            return False
-        return True
-
-    def _notify(self) -> None:
-        self._wake.set()
-        self._wake = asyncio.Event()
 
     def _add(self, entries: list[tuple[str, dict[str, Any]]], end: bool) -> None:
         for stream_id, message in entries:
@@ -111,29 +86,6 @@ class PlayFeed:
         last = stream_id_key(last_event_id.strip())
         return sum(1 for key in self.ids if key <= last)
 
-    def subscribe(self) -> None:
-        self.viewers += 1
-        if self._idle is not None:
-            self._idle.cancel()
-            self._idle = None
-
-    def unsubscribe(self) -> None:
-        self.viewers -= 1
-        if self.viewers == 0:
-            self._idle = self._loop.call_later(IDLE_S, self._close_if_idle)
-
-    def _close_if_idle(self) -> None:
-        self._idle = None
-        if self.viewers == 0:
-            self.close()
-
-    def close(self) -> None:
-        self._stop.set()
-        self.hub.forget(self)
-
-    def join(self, timeout: float) -> None:
-        self._thread.join(timeout)
-
     # ------------------------------------------------------------------ the reader thread
 
     def _read(self) -> None:
@@ -143,7 +95,7 @@ class PlayFeed:
         over_since: float | None = None
         while not self._stop.is_set():
             try:
-                entries = casual.read_feed(r, self.game_id, after=last, block_ms=_BLOCK_MS)
+                entries = casual.read_feed(r, self.game_id, after=last, block_ms=BLOCK_MS)
                 if entries:
                     last = entries[-1][0]
                     end = any(m.get("type") in FINAL_TYPES for _, m in entries)
@@ -177,34 +129,11 @@ class PlayFeed:
             return True  # the record is gone (expired): nothing more will come
 
 
-class PlayFeeds:
+class PlayFeeds(FeedHub[PlayFeed]):
     """The casual games' feeds of one app (on its event loop)."""
 
-    def __init__(self, r: Any, max_viewers: int = 2000) -> None:
-        self.redis = r
-        self.max_viewers = max_viewers
-        self.feeds: dict[str, PlayFeed] = {}
-
-    @property
-    def viewers(self) -> int:
-        return sum(feed.viewers for feed in self.feeds.values())
-
-    def feed(self, game_id: str) -> PlayFeed:
-        feed = self.feeds.get(game_id)
-        if feed is None:
-            feed = self.feeds[game_id] = PlayFeed(self, game_id)
-        return feed
-
-    def forget(self, feed: PlayFeed) -> None:
-        if self.feeds.get(feed.game_id) is feed:
-            del self.feeds[feed.game_id]
-
-    def close(self) -> None:
-        feeds = list(self.feeds.values())
-        for feed in feeds:
-            feed.close()
-        for feed in feeds:
-            feed.join(2 * _BLOCK_MS / 1000)
+    def _new(self, feed_id: str) -> PlayFeed:
+        return PlayFeed(self, feed_id)
 
 
 async def stream(feed: PlayFeed, last_event_id: str | None) -> AsyncIterator[bytes]:

@@ -1,0 +1,122 @@
+"""What the web's server-sent feeds share: one Redis stream followed in this process by a reader
+thread of its own, its frames shared by every viewer on the event loop.
+
+A :class:`Feed` is one followed stream: a thread (never one of the request thread pool's, so
+open feeds cannot starve the pages) reads it with a blocking read and hands what it read to the
+event loop (``loop.call_soon_threadsafe``), where it is formatted once; each viewer's stream waits
+on :meth:`Feed.changed`. A feed nobody follows stops ``IDLE_S`` after its last viewer left. A
+:class:`FeedHub` keeps one feed per id for an app. The live games of a league
+(:mod:`.live`) and a casual game's seat (:mod:`.playfeed`) are the two kinds: each says what its
+thread reads and how a viewer's stream is framed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any, Generic, TypeVar
+
+__all__ = ["BLOCK_MS", "HEARTBEAT_S", "IDLE_S", "Feed", "FeedHub"]
+
+HEARTBEAT_S = 15.0
+"""A comment line this often keeps proxies from closing a quiet stream."""
+IDLE_S = 5.0
+"""A feed nobody follows stops after this long."""
+BLOCK_MS = 1000
+"""How long one blocking read of a feed's thread waits (so it sees a stop within a second)."""
+
+
+class Feed:
+    """One followed stream (see the module's docstring). A subclass sets its own state, then
+    calls ``super().__init__``, which starts the thread on :meth:`_read`."""
+
+    def __init__(self, hub: FeedHub[Any], feed_id: str, thread_name: str) -> None:
+        self.hub = hub
+        self.feed_id = feed_id
+        self.viewers = 0
+        self._wake = asyncio.Event()
+        self._stop = threading.Event()
+        self._idle: asyncio.TimerHandle | None = None
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.Thread(target=self._read, name=thread_name, daemon=True)
+        self._thread.start()
+
+    # ------------------------------------------------------------------ on the event loop
+
+    async def changed(self, timeout: float) -> bool:
+        """Wait until something changes (True) or ``timeout`` passes (False)."""
+        wake = self._wake
+        try:
+            await asyncio.wait_for(wake.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    def _notify(self) -> None:
+        self._wake.set()
+        self._wake = asyncio.Event()
+
+    def subscribe(self) -> None:
+        self.viewers += 1
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
+
+    def unsubscribe(self) -> None:
+        self.viewers -= 1
+        if self.viewers == 0:
+            self._idle = self._loop.call_later(IDLE_S, self._close_if_idle)
+
+    def _close_if_idle(self) -> None:
+        self._idle = None
+        if self.viewers == 0:
+            self.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self.hub.forget(self)
+
+    def join(self, timeout: float) -> None:
+        self._thread.join(timeout)
+
+    # ------------------------------------------------------------------ the reader thread
+
+    def _read(self) -> None:
+        raise NotImplementedError
+
+
+F = TypeVar("F", bound=Feed)
+
+
+class FeedHub(Generic[F]):
+    """One app's feeds of a kind, one per id (on its event loop); a subclass makes a new one
+    (:meth:`_new`)."""
+
+    def __init__(self, r: Any, max_viewers: int = 2000) -> None:
+        self.redis = r
+        self.max_viewers = max_viewers
+        self.feeds: dict[str, F] = {}
+
+    def _new(self, feed_id: str) -> F:
+        raise NotImplementedError
+
+    @property
+    def viewers(self) -> int:
+        return sum(feed.viewers for feed in self.feeds.values())
+
+    def feed(self, feed_id: str) -> F:
+        feed = self.feeds.get(feed_id)
+        if feed is None:
+            feed = self.feeds[feed_id] = self._new(feed_id)
+        return feed
+
+    def forget(self, feed: Feed) -> None:
+        if self.feeds.get(feed.feed_id) is feed:
+            del self.feeds[feed.feed_id]
+
+    def close(self) -> None:
+        feeds = list(self.feeds.values())
+        for feed in feeds:
+            feed.close()
+        for feed in feeds:
+            feed.join(2 * BLOCK_MS / 1000)
