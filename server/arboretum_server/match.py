@@ -302,18 +302,12 @@ class Match:
         pending = game.pending
         if pending is None or pending.seat != seat or pending.future.done():
             return True  # its turns are played by the match loop (Match._decide)
-        future = pending.future
-        try:
-            game.pending = None
+
+        def settle() -> None:
             self.rulings.play_forfeited(game, seat)
             game.changed(seat)
-            if state.is_over or state.forfeited[state.current_seat]:
-                future.set_result(CONCLUDED)
-            else:
-                self._ask(game, state.current_seat, future)
-        except Exception as exc:  # an internal error: the match loop fails the match with it
-            if not future.done():
-                future.set_exception(exc)
+
+        self._settle_then_ask(game, pending.future, settle)
         return True
 
     def receive(self, seat: int, stream: SeatStream, inbound: Inbound) -> None:
@@ -502,9 +496,8 @@ class Match:
         not: settle it here, in the step of the stream that read it, and ask the next decision at
         once, without waking the match loop. The loop takes over when the game is over or the next
         seat forfeited."""
-        future = pending.future
-        try:
-            game.pending = None
+
+        def settle() -> None:
             rulings = self.rulings
             if isinstance(inbound, Answer):
                 # (settle_answer tells the game what changed)
@@ -514,6 +507,19 @@ class Match:
                     rulings.settle(game, pending, Answered(inbound, at), at)
                 finally:
                     game.changed(pending.seat)  # its clock, faults, cards
+
+        self._settle_then_ask(game, pending.future, settle)
+
+    def _settle_then_ask(
+        self, game: Game, future: asyncio.Future[Outcome | Concluded], settle: Callable[[], None]
+    ) -> None:
+        """Settle the pending decision whose outcome ``future`` awaits (``settle`` does, with no
+        decision pending), then ask the next decision with the same future, or conclude it when the
+        game is over or the next seat forfeited (the match loop takes over then). An internal error
+        fails ``future``: the match loop fails the match with it."""
+        try:
+            game.pending = None
+            settle()
             state = game.state
             if state.is_over or state.forfeited[state.current_seat]:
                 future.set_result(CONCLUDED)
