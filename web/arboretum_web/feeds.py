@@ -7,16 +7,21 @@ event loop (``loop.call_soon_threadsafe``), where it is formatted once; each vie
 on :meth:`Feed.changed`. A feed nobody follows stops ``IDLE_S`` after its last viewer left. A
 :class:`FeedHub` keeps one feed per id for an app. The live games of a league
 (:mod:`.live`) and a casual game's seat (:mod:`.playfeed`) are the two kinds: each says what its
-thread reads and how a viewer's stream is framed.
+thread reads and how a viewer's stream is framed. The thread's handling of errors is the feed's:
+a Redis error is logged and the read tried again ``RETRY_S`` later, and an error of the app
+stopping ends the thread quietly.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from typing import Any, Generic, TypeVar
 
-__all__ = ["BLOCK_MS", "HEARTBEAT_S", "IDLE_S", "Feed", "FeedHub"]
+import redis
+
+__all__ = ["BLOCK_MS", "HEARTBEAT_S", "IDLE_S", "RETRY_S", "Feed", "FeedHub"]
 
 HEARTBEAT_S = 15.0
 """A comment line this often keeps proxies from closing a quiet stream."""
@@ -24,11 +29,17 @@ IDLE_S = 5.0
 """A feed nobody follows stops after this long."""
 BLOCK_MS = 1000
 """How long one blocking read of a feed's thread waits (so it sees a stop within a second)."""
+RETRY_S = 1.0
+"""How long a feed's thread waits after a Redis error before it reads again."""
 
 
 class Feed:
-    """One followed stream (see the module's docstring). A subclass sets its own state, then
-    calls ``super().__init__``, which starts the thread on :meth:`_read`."""
+    """One followed stream (see the module's docstring). A subclass sets its own state (its
+    thread's too), then calls ``super().__init__``, which starts the thread; the thread calls
+    :meth:`_read` until it says the feed has nothing more or the feed stops."""
+
+    _reads = "the stream"
+    """What the thread reads, as its log names it."""
 
     def __init__(self, hub: FeedHub[Any], feed_id: str, thread_name: str) -> None:
         self.hub = hub
@@ -38,7 +49,7 @@ class Feed:
         self._stop = threading.Event()
         self._idle: asyncio.TimerHandle | None = None
         self._loop = asyncio.get_running_loop()
-        self._thread = threading.Thread(target=self._read, name=thread_name, daemon=True)
+        self._thread = threading.Thread(target=self._follow, name=thread_name, daemon=True)
         self._thread.start()
 
     # ------------------------------------------------------------------ on the event loop
@@ -81,7 +92,23 @@ class Feed:
 
     # ------------------------------------------------------------------ the reader thread
 
-    def _read(self) -> None:
+    def _follow(self) -> None:
+        while not self._stop.is_set():
+            try:
+                if self._read():
+                    return
+            except Exception as exc:
+                if self._stop.is_set() or isinstance(exc, RuntimeError):
+                    return  # the app is stopping (its loop or its client closed)
+                if not isinstance(exc, redis.RedisError):
+                    raise
+                log = logging.getLogger(type(self).__module__)
+                log.warning("%s: reading %s: %s", self._thread.name, self._reads, exc)
+                self._stop.wait(RETRY_S)
+
+    def _read(self) -> bool:
+        """One blocking read (of at most ``BLOCK_MS``) and what follows from it: True when the
+        feed has nothing more (its thread ends)."""
         raise NotImplementedError
 
 

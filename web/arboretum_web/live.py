@@ -25,12 +25,9 @@ A reconnecting browser sends ``Last-Event-ID`` and gets only what it has not see
 from __future__ import annotations
 
 import json
-import logging
 import time
 from collections.abc import AsyncIterator
 from typing import Any
-
-import redis
 
 from arboretum_worker import replays, store
 from arboretum_worker.live import WATCHED_TTL_S, live_key, mark_watched
@@ -38,8 +35,6 @@ from arboretum_worker.live import WATCHED_TTL_S, live_key, mark_watched
 from .feeds import BLOCK_MS, HEARTBEAT_S, Feed, FeedHub
 
 __all__ = ["HEARTBEAT_S", "LiveFeed", "LiveHub", "released_count"]
-
-log = logging.getLogger(__name__)
 
 _MARK_EVERY_S = WATCHED_TTL_S / 3
 """How often a running feed renews its match's watched mark (the worker writes a match only
@@ -107,6 +102,12 @@ class LiveFeed(Feed):
         """The SSE frames of the events released so far."""
         self.over: str | None = None
         """The match's final status, once the stream is read to its end."""
+        # (the reader thread's)
+        self._key = live_key(match_id)
+        self._last = "0-0"
+        self._checked = 0.0
+        self._since_over = time.monotonic()
+        self._marked = -_MARK_EVERY_S
         super().__init__(hub, match_id, f"live {match_id}")
 
     # ------------------------------------------------------------------ on the event loop
@@ -143,51 +144,38 @@ class LiveFeed(Feed):
 
     # ------------------------------------------------------------------ the reader thread
 
-    def _read(self) -> None:
+    def _read(self) -> bool:
         r = self.hub.redis
-        key = live_key(self.match_id)
-        last = "0-0"
-        checked = 0.0
-        since_over = time.monotonic()
-        marked = -_MARK_EVERY_S
-        while not self._stop.is_set():
-            try:
-                if time.monotonic() - marked >= _MARK_EVERY_S:
-                    mark_watched(r, self.match_id)
-                    marked = time.monotonic()
-                got = r.xread({key: last}, count=500, block=BLOCK_MS)
-                if got:
-                    entries = got[0][1]
-                    last = entries[-1][0]
-                    batch = [
-                        (fields.get(b"a", b"").decode(), fields.get(b"e", b"").decode())
-                        for _id, fields in entries
-                    ]
-                    self._loop.call_soon_threadsafe(self._add, batch)
-                    continue
-                if time.monotonic() - checked < _STATUS_EVERY_S:
-                    continue
-                checked = time.monotonic()
-                record = store.get_match(r, self.match_id)
-                if record is None or record.status in _OVER:
-                    if (
-                        record is not None
-                        and record.status is store.MatchStatus.FINISHED
-                        and not replays.replay_games(r, self.match_id)
-                        and time.monotonic() - since_over < _REPLAYS_WAIT_S
-                    ):
-                        continue  # recorded, its replays are being stored: the page needs them
-                    status = "gone" if record is None else record.status.value
-                    self._loop.call_soon_threadsafe(self._finish, status)
-                    return
-                since_over = time.monotonic()
-            except Exception as exc:
-                if self._stop.is_set() or isinstance(exc, RuntimeError):
-                    return  # the app is stopping (its loop or its client closed)
-                if not isinstance(exc, redis.RedisError):
-                    raise
-                log.warning("live %s: reading the stream: %s", self.match_id, exc)
-                self._stop.wait(1.0)
+        if time.monotonic() - self._marked >= _MARK_EVERY_S:
+            mark_watched(r, self.match_id)
+            self._marked = time.monotonic()
+        got = r.xread({self._key: self._last}, count=500, block=BLOCK_MS)
+        if got:
+            entries = got[0][1]
+            self._last = entries[-1][0]
+            batch = [
+                (fields.get(b"a", b"").decode(), fields.get(b"e", b"").decode())
+                for _id, fields in entries
+            ]
+            self._loop.call_soon_threadsafe(self._add, batch)
+            return False
+        if time.monotonic() - self._checked < _STATUS_EVERY_S:
+            return False
+        self._checked = time.monotonic()
+        record = store.get_match(r, self.match_id)
+        if record is None or record.status in _OVER:
+            if (
+                record is not None
+                and record.status is store.MatchStatus.FINISHED
+                and not replays.replay_games(r, self.match_id)
+                and time.monotonic() - self._since_over < _REPLAYS_WAIT_S
+            ):
+                return False  # recorded, its replays are being stored: the page needs them
+            status = "gone" if record is None else record.status.value
+            self._loop.call_soon_threadsafe(self._finish, status)
+            return True
+        self._since_over = time.monotonic()
+        return False
 
 
 class LiveHub(FeedHub[LiveFeed]):

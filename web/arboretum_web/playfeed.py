@@ -20,20 +20,15 @@ A reconnecting browser sends ``Last-Event-ID`` (a stream id) and gets only what 
 from __future__ import annotations
 
 import json
-import logging
 import time
 from collections.abc import AsyncIterator
 from typing import Any
-
-import redis
 
 from arboretum_worker import casual
 
 from .feeds import BLOCK_MS, HEARTBEAT_S, Feed, FeedHub
 
 __all__ = ["FINAL_TYPES", "HEARTBEAT_S", "PlayFeed", "PlayFeeds", "stream", "stream_id_key"]
-
-log = logging.getLogger(__name__)
 
 FINAL_TYPES = frozenset({"match_end", "error"})
 """The messages after which a game's feed has nothing more."""
@@ -63,11 +58,17 @@ def frame(stream_id: str, message: dict[str, Any]) -> bytes:
 class PlayFeed(Feed):
     """One game's messages in this process (see the module's docstring)."""
 
+    _reads = "the feed"
+
     def __init__(self, hub: PlayFeeds, game_id: str) -> None:
         self.game_id = game_id
         self.ids: list[tuple[int, int]] = []
         self.frames: list[bytes] = []
         self.ended = False
+        # (the reader thread's)
+        self._last = "0"
+        self._checked = time.monotonic()
+        self._over_since: float | None = None
         super().__init__(hub, game_id, f"play {game_id}")
 
     # ------------------------------------------------------------------ on the event loop
@@ -88,39 +89,26 @@ class PlayFeed(Feed):
 
     # ------------------------------------------------------------------ the reader thread
 
-    def _read(self) -> None:
+    def _read(self) -> bool:
         r = self.hub.redis
-        last = "0"
-        checked = time.monotonic()
-        over_since: float | None = None
-        while not self._stop.is_set():
-            try:
-                entries = casual.read_feed(r, self.game_id, after=last, block_ms=BLOCK_MS)
-                if entries:
-                    last = entries[-1][0]
-                    end = any(m.get("type") in FINAL_TYPES for _, m in entries)
-                    self._loop.call_soon_threadsafe(self._add, entries, end)
-                    if end:
-                        return
-                    continue
-                if time.monotonic() - checked < _STATUS_EVERY_S:
-                    continue
-                checked = time.monotonic()
-                if not self._over(r):
-                    over_since = None
-                    continue
-                # (the record says over a moment before the feed's last message is written)
-                over_since = over_since or checked
-                if checked - over_since >= _OVER_GRACE_S:
-                    self._loop.call_soon_threadsafe(self._add, [], True)
-                    return
-            except Exception as exc:
-                if self._stop.is_set() or isinstance(exc, RuntimeError):
-                    return  # the app is stopping (its loop or its client closed)
-                if not isinstance(exc, redis.RedisError):
-                    raise
-                log.warning("play %s: reading the feed: %s", self.game_id, exc)
-                self._stop.wait(1.0)
+        entries = casual.read_feed(r, self.game_id, after=self._last, block_ms=BLOCK_MS)
+        if entries:
+            self._last = entries[-1][0]
+            end = any(m.get("type") in FINAL_TYPES for _, m in entries)
+            self._loop.call_soon_threadsafe(self._add, entries, end)
+            return end
+        if time.monotonic() - self._checked < _STATUS_EVERY_S:
+            return False
+        checked = self._checked = time.monotonic()
+        if not self._over(r):
+            self._over_since = None
+            return False
+        # (the record says over a moment before the feed's last message is written)
+        over_since = self._over_since = self._over_since or checked
+        if checked - over_since >= _OVER_GRACE_S:
+            self._loop.call_soon_threadsafe(self._add, [], True)
+            return True
+        return False
 
     def _over(self, r: Any) -> bool:
         try:
