@@ -110,9 +110,9 @@ def run_analysis(match_id: str, game: int) -> dict[str, Any]:
     from arboretum_sdk.analysis import AnalysisConfig, AnalysisError, analyse_replay
     from arboretum_sdk.analysis.report import analysis_json
 
-    from .jobs import _connection
+    from .jobs import job_connection
 
-    r = _connection(WorkerSettings.from_env())
+    r = job_connection(WorkerSettings.from_env())
     key = Keys.analysis(match_id, game)
     r.hset(key, "status", "running")
     raw = get_replay(r, match_id, game)

@@ -54,7 +54,16 @@ from .play import (
 from .sandbox.capture import MARKER_ROOM
 from .settings import WorkerSettings, job_timeout, seat_thinking_s
 
-__all__ = ["HAND_BACK_SIGNAL", "WorkerStopping", "match_plan", "on_match_failure", "run_match"]
+__all__ = [
+    "HAND_BACK_SIGNAL",
+    "WorkerStopping",
+    "job_connection",
+    "match_plan",
+    "new_match_dir",
+    "on_match_failure",
+    "play_planned",
+    "run_match",
+]
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +93,7 @@ def _finishing() -> Iterator[None]:
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
-def _connection(settings: WorkerSettings) -> Any:
+def job_connection(settings: WorkerSettings) -> Any:
     """The job's Redis connection: the worker's own when run by rq, else from the settings."""
     try:
         from rq import get_current_job
@@ -109,7 +118,7 @@ def run_match(match_id: str) -> dict[str, Any]:
     from .ratings import record_result
 
     settings = WorkerSettings.from_env()
-    r = _connection(settings)
+    r = job_connection(settings)
     record = store.get_match(r, match_id)
     if record is None:
         raise MatchError(f"no match {match_id!r} in the store")
@@ -134,9 +143,11 @@ def run_match(match_id: str) -> dict[str, Any]:
     plan = match_plan(r, record, ls)
     names = [seat.name for seat in plan.seats]
     deadline = job_timeout(ls.players, games, tc.per_decision_ms, tc.bank_ms) - 10
-    match_dir = _match_dir(settings, match_id)
+    match_dir = new_match_dir(settings, match_id)
     try:
-        outcome = _play(r, settings, plan, record.seats, match_dir, deadline, compute=ls.compute)
+        outcome = play_planned(
+            r, settings, plan, record.seats, match_dir, deadline, compute=ls.compute
+        )
         if outcome.status != "finished":
             raise MatchError(
                 f"the referee ended the match as {outcome.status}: {outcome.reason or '-'}"
@@ -212,7 +223,7 @@ def _seat_names(r: Any, versions: tuple[str, ...]) -> list[str]:
 _MAX_SOCKET_PATH = 107
 
 
-def _match_dir(settings: WorkerSettings, match_id: str) -> Path:
+def new_match_dir(settings: WorkerSettings, match_id: str) -> Path:
     """A fresh directory for this attempt (a stale attempt of the same match may still run).
 
     Its name is short, because the referee's unix socket lives in it; when ``match_root`` is
@@ -254,7 +265,7 @@ def _prune_stale(root: Path) -> None:
             continue
 
 
-def _play(
+def play_planned(
     r: Any,
     settings: WorkerSettings,
     plan: MatchPlan,

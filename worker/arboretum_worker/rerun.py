@@ -132,7 +132,7 @@ def _ranks(replay: Mapping[str, Any]) -> tuple[int, ...]:
 
 def rerun_match(r: redis.Redis, match_id: str, settings: WorkerSettings) -> RerunReport:
     """Play the stored match ``match_id`` again in the sandbox and compare it with its replays."""
-    from .jobs import _match_dir, _play, match_plan
+    from .jobs import match_plan, new_match_dir, play_planned
     from .settings import job_timeout
 
     record = store.get_match(r, match_id)
@@ -167,9 +167,9 @@ def rerun_match(r: redis.Redis, match_id: str, settings: WorkerSettings) -> Reru
     ls = league.settings
     tc = ls.time_control
     deadline = job_timeout(ls.players, record.games, tc.per_decision_ms, tc.bank_ms) - 10
-    match_dir = _match_dir(settings, match_id)
+    match_dir = new_match_dir(settings, match_id)
     try:
-        outcome = _play(
+        outcome = play_planned(
             r, settings, plan, record.seats, match_dir, deadline, compute=ls.compute, publish=False
         )
     finally:

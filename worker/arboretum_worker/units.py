@@ -374,9 +374,9 @@ def _call(dotted: str, *args: Any) -> Any:
 def run_unit(unit_id: str) -> Any:
     """The rq job of a unit: run its function, charge its time to its author, end it, and
     release the next units."""
-    from .jobs import _connection
+    from .jobs import job_connection
 
-    r = _connection(WorkerSettings.from_env())
+    r = job_connection(WorkerSettings.from_env())
     unit = get_unit(r, unit_id)
     if unit is None or unit.state not in ("released", "pending"):
         return {"unit": unit_id, "ran": False, "state": unit.state if unit else "gone"}

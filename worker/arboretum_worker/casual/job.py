@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from arboretum_sdk.stdio import lines
 
 from .. import replays
-from ..jobs import _connection, _match_dir, _play
+from ..jobs import job_connection, new_match_dir, play_planned
 from ..play import MatchPlan, PlayedMatch, SeatPlan, WorkerStopping
 from ..settings import WorkerSettings
 from . import feed
@@ -109,7 +109,7 @@ def casual_game(game_id: str) -> dict[str, Any]:
     """Play casual game ``game_id`` (started by :func:`.games.start_game`) and record it."""
     settings = WorkerSettings.from_env()
     casual = CasualSettings.from_env()
-    r = _connection(settings)
+    r = job_connection(settings)
     game = read_game(r, game_id)
     if game is None or game.status != Status.QUEUED:
         return {"game": game_id, "played": False, "reason": "not waiting to be played"}
@@ -121,9 +121,9 @@ def casual_game(game_id: str) -> dict[str, Any]:
     release(r, game_id, queued_only=True)  # its address's count is held until the end
     feed.append(r, game_id, {"type": "started"})
     person = _Person(r, game)
-    match_dir = _match_dir(settings, game_id)
+    match_dir = new_match_dir(settings, game_id)
     try:
-        played = _play(
+        played = play_planned(
             r,
             settings,
             _plan(game, _seat_names(game)),

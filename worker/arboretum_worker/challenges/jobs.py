@@ -14,7 +14,14 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .. import store
-from ..jobs import _connection, _match_dir, _play, _seat_names, _store_artifacts, failure_reason
+from ..jobs import (
+    _seat_names,
+    _store_artifacts,
+    failure_reason,
+    job_connection,
+    new_match_dir,
+    play_planned,
+)
 from ..play import MatchError, MatchPlan, SeatPlan
 from ..queues import notify
 from ..settings import WorkerSettings, job_timeout
@@ -46,7 +53,7 @@ def _set_match(r: redis.Redis, challenge_id: str, index: int, **changes: Any) ->
 def run_challenge_match(challenge_id: str, index: int) -> dict[str, Any]:
     """Play match ``index`` of the challenge (unless it is over) and store what it played."""
     settings = WorkerSettings.from_env()
-    r = _connection(settings)
+    r = job_connection(settings)
     challenge = get_challenge(r, challenge_id)
     if challenge is None:
         raise MatchError(f"no challenge {challenge_id!r} in the store")
@@ -72,9 +79,9 @@ def run_challenge_match(challenge_id: str, index: int) -> dict[str, Any]:
     deadline = (
         job_timeout(challenge.players, challenge.deals, plan.per_decision_ms, plan.bank_ms) - 10
     )
-    match_dir = _match_dir(settings, mid)
+    match_dir = new_match_dir(settings, mid)
     try:
-        outcome = _play(r, settings, plan, entry.seats, match_dir, deadline, publish=False)
+        outcome = play_planned(r, settings, plan, entry.seats, match_dir, deadline, publish=False)
     finally:
         shutil.rmtree(match_dir, ignore_errors=True)
     if outcome.status != "finished" or len(outcome.games) != challenge.deals:

@@ -295,10 +295,10 @@ def enqueue_tick(r: Any, name: str, settings: WorkerSettings) -> bool:
 
 def run_tick(name: str) -> dict[str, Any]:
     """The rq job: one tick of ladder ``name``."""
-    from ..jobs import _connection
+    from ..jobs import job_connection
 
     settings = WorkerSettings.from_env()
-    r = _connection(settings)
+    r = job_connection(settings)
     r.delete(Keys.ladder(name, "queued"))  # triggers from now on enqueue another tick
     report = tick(r, name, settings)
     log.info(

@@ -15,7 +15,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .. import store
-from ..jobs import _connection, _match_dir, _play, _seat_names, failure_reason
+from ..jobs import _seat_names, failure_reason, job_connection, new_match_dir, play_planned
 from ..play import MatchError, MatchPlan, SeatPlan
 from ..settings import WorkerSettings, job_timeout
 from .league import (
@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 def run_sprt_batch(test_id: str, batch: int) -> dict[str, Any]:
     """Play batch ``batch`` of test ``test_id`` (unless it is recorded or the test is over)."""
     settings = WorkerSettings.from_env()
-    r = _connection(settings)
+    r = job_connection(settings)
     test = get_test(r, test_id)
     if test is None:
         raise MatchError(f"no sequential test {test_id!r} in the store")
@@ -103,10 +103,10 @@ def _play_batch(
             faults_to_forfeit=fp.faults_to_forfeit,
             seats=tuple(SeatPlan(name=name) for name in _seat_names(r, versions)),
         )
-        match_dir = _match_dir(settings, plan.match_id)
+        match_dir = new_match_dir(settings, plan.match_id)
         started = time.monotonic()
         try:
-            outcome = _play(r, settings, plan, versions, match_dir, deadline)
+            outcome = play_planned(r, settings, plan, versions, match_dir, deadline)
         finally:
             shutil.rmtree(match_dir, ignore_errors=True)
         if outcome.status != "finished" or len(outcome.games) != games:
