@@ -59,7 +59,9 @@ POLL_CLOCK_SHARE = 20
 """A slower clock is looked at less often: every ``per_decision_ms / POLL_CLOCK_SHARE``, at
 least ``POLL_INTERVAL_S`` and at most ``POLL_MAX_S`` (a crash is seen within a twentieth of a
 decision's free time)."""
-POLL_MAX_S = 1.0
+POLL_MAX_S = 5.0
+"""A casual game's clock (minutes a decision): its bots' crash or the worker's stop is seen within
+5 s; each look wakes the work horse of a table that mostly waits for its person."""
 # How long the referee waits for every seat to connect before starting anyway (absent seats fault).
 START_TIMEOUT_MS = 60_000
 RAW_OUTPUT_CAP = 16 * 1024 * 1024

@@ -17,7 +17,7 @@ from arboretum import DECK, DrawEvent, Event, ForfeitEvent, PlayEvent
 
 from ..keys import Keys
 
-__all__ = ["FEED_MAXLEN", "append", "events_to_json", "read_feed"]
+__all__ = ["FEED_MAXLEN", "add", "append", "events_to_json", "read_feed"]
 
 FEED_MAXLEN = 20_000
 """A bound on a feed's length (a game sends its seat far fewer messages)."""
@@ -26,9 +26,15 @@ _FIELD = "m"
 
 def append(r: Any, game_id: str, message: dict[str, Any]) -> str:
     """Add ``message`` to the game's feed; its stream id."""
-    data = json.dumps(message, separators=(",", ":"))
-    entry = r.xadd(Keys.casual_feed(game_id), {_FIELD: data}, maxlen=FEED_MAXLEN, approximate=True)
+    entry = add(r, game_id, message)
     return entry.decode() if isinstance(entry, bytes) else str(entry)
+
+
+def add(r: Any, game_id: str, message: dict[str, Any]) -> Any:
+    """The feed's ``XADD`` of ``message`` on ``r``, a connection or a pipeline (the relay sends a
+    request and the record's pending request in one round trip)."""
+    data = json.dumps(message, separators=(",", ":"))
+    return r.xadd(Keys.casual_feed(game_id), {_FIELD: data}, maxlen=FEED_MAXLEN, approximate=True)
 
 
 def _text(value: Any) -> str:

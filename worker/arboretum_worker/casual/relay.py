@@ -5,8 +5,10 @@ The relay is to a person what :class:`arboretum_sdk.stdio.StdioBot` is to a prog
 referee's real gRPC stream with the seat's token, so the clocks, the rules, the fault policy and
 the hidden information are the referee's own. What the seat receives goes to the game's feed
 (:mod:`.feed`, the line protocol's messages); a request also becomes the record's pending request.
-The person's answers come from the game's moves list, pushed by the web after its own checks
-(:func:`.games.submit`); the relay checks each again with the engine on the referee's request
+Each message and the record's change that goes with it (the pending request set or cleared)
+are one round trip to Redis: a pipeline, the record first. The person's answers come from the
+game's moves list, pushed by the web after its own checks (:func:`.games.submit`); the relay
+checks each again with the engine on the referee's request
 (a stale or wrong one is dropped with a ``rejected`` message) and hands the decision to the SDK
 client. No answer before the decision's deadline: the relay sends none, and the referee times
 the decision out (a fault; the fallback plays). The relay never decides for the person.
@@ -14,14 +16,20 @@ the decision out (a fault; the fallback plays). The relay never decides for the 
 :class:`RelaySeat` is what the match job starts for the person's seat in place of a sandbox (the
 same ``kill()``, ``output()`` and ``returncode``): a thread running the client, and a thread
 reading the moves list, which also carries out a resignation through the match API
-(``MatchHandle.resign``, on the referee's event loop).
+(``MatchHandle.resign``, on the referee's event loop). A table waits minutes for its person, so
+the reader blocks for up to ``MOVES_BLOCK_S`` at a time rather than waking every second (50 open
+tables woke the work horses, Redis and the caches 50 times a second for nothing:
+docs/benchmarks.md, "Casual games under load"); ``kill()`` wakes it at once with a stop marker
+of its own on the list.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import queue
+import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -46,9 +54,11 @@ _RESIGN = object()
 """In the relay's inbox: the person resigned (the seat forfeited), stop waiting."""
 _STOP = object()
 """In the relay's inbox: the job is stopping the seat."""
-MOVES_POLL_S = 1
-"""How long one read of the moves list blocks (also how often a resignation is retried while
-the game has not started)."""
+MOVES_BLOCK_S = 30
+"""How long one read of the moves list blocks while nothing is to be retried."""
+RESIGN_RETRY_S = 1
+"""How often a resignation is retried while the game has not started (and a read retried while
+Redis is away)."""
 
 
 class Relay(Bot):
@@ -63,8 +73,21 @@ class Relay(Bot):
         self.ended: MatchEnd | None = None
         self._cursor = 0
 
-    def _feed(self, message: dict[str, Any]) -> None:
-        feed.append(self.r, self.game_id, message)
+    def _feed(
+        self, message: dict[str, Any], *, pending: dict[str, Any] | None = None, clear: bool = False
+    ) -> None:
+        """Append ``message`` to the feed, with the record's pending request set to ``pending``
+        or cleared (``clear``) first, in one round trip."""
+        if pending is None and not clear:
+            feed.append(self.r, self.game_id, message)
+            return
+        pipe = self.r.pipeline(transaction=False)
+        if clear:
+            clear_pending(pipe, self.game_id)
+        if pending is not None:
+            set_pending(pipe, self.game_id, pending)
+        feed.add(pipe, self.game_id, message)
+        pipe.execute()
 
     def on_match_start(self, info: MatchInfo) -> None:
         self._feed(lines.match_start_message(info))
@@ -81,8 +104,7 @@ class Relay(Bot):
         request = lines.request_message(number, game.game_index, view, clock)
         request["events"] = feed.events_to_json(self.events[self._cursor :])
         self._cursor = len(self.events)
-        set_pending(self.r, self.game_id, request)
-        self._feed(request)
+        self._feed(request, pending=request)
         while True:
             left = clock.deadline - time.monotonic()
             if left <= 0:
@@ -97,8 +119,7 @@ class Relay(Bot):
                 raise Unanswered("the person resigned" if item is _RESIGN else "stopping")
             decision = self._check(item, number, view)
             if decision is not None:
-                clear_pending(self.r, self.game_id)
-                self._feed({"type": "accepted", "id": number})
+                self._feed({"type": "accepted", "id": number}, clear=True)
                 return decision
 
     def _check(self, answer: dict[str, Any], number: int, view: SeatView) -> Decision | None:
@@ -126,15 +147,13 @@ class Relay(Bot):
         return None
 
     def on_fault(self, notice: FaultNotice) -> None:
-        clear_pending(self.r, self.game_id)
-        self._feed(lines.fault_message(notice))
+        self._feed(lines.fault_message(notice), clear=True)
 
     def on_game_end(self, result: Any, info: GameEnd) -> None:
-        clear_pending(self.r, self.game_id)
         message = lines.game_end_message(info)
         message["events"] = feed.events_to_json(self.events[self._cursor :])
         self._cursor = len(self.events)
-        self._feed(message)
+        self._feed(message, clear=True)
 
     def on_match_end(self, info: MatchEnd) -> None:
         self.ended = info  # the job writes match_end, with the stored replay's path
@@ -156,6 +175,7 @@ class RelaySeat:
         self.error = ""
         self._resign = resign
         self._stop = threading.Event()
+        self._stop_marker = json.dumps({"type": "stop", "marker": secrets.token_hex(8)})
         self._client = threading.Thread(
             target=self._play, args=(address, token), name=f"relay-{game_id}", daemon=True
         )
@@ -184,15 +204,19 @@ class RelaySeat:
         while not self._stop.is_set():
             if wanted and not resigned:
                 resigned = self._try_resign()
+            block = RESIGN_RETRY_S if wanted and not resigned else MOVES_BLOCK_S
             try:
-                item = self.r.blpop([key], timeout=MOVES_POLL_S)
+                item = self.r.blpop([key], timeout=block)
             except Exception as exc:  # Redis away: the clock decides; try again
                 log.warning("casual game %s: reading the moves failed: %s", self.game_id, exc)
-                self._stop.wait(MOVES_POLL_S)
+                self._stop.wait(RESIGN_RETRY_S)
                 continue
             if item is None:
                 continue
-            move = json.loads(item[1])
+            text = item[1].decode() if isinstance(item[1], bytes) else str(item[1])
+            if text == self._stop_marker:
+                return
+            move = json.loads(text)
             if move.get("type") == "resign":
                 wanted = True
             elif move.get("type") == "answer" and isinstance(move.get("answer"), dict):
@@ -211,10 +235,18 @@ class RelaySeat:
 
     def kill(self) -> None:
         """Stop both threads (the client's ends with the match; a match stopped early leaves it
-        to the referee's stop)."""
+        to the referee's stop). The reader is woken by its stop marker; with Redis away, its
+        failed read ends it."""
         self._stop.set()
         self.inbox.put(_STOP)
-        self._reader.join(MOVES_POLL_S + 5)
+        key = Keys.casual_moves(self.game_id)
+        try:
+            self.r.rpush(key, self._stop_marker)
+        except Exception as exc:
+            log.warning("casual game %s: waking the moves reader failed: %s", self.game_id, exc)
+        self._reader.join(RESIGN_RETRY_S + 5)
+        with contextlib.suppress(Exception):  # (read already, unless the reader had ended)
+            self.r.lrem(key, 0, self._stop_marker)
         self._client.join(5)
 
     def output(self) -> str:
