@@ -40,6 +40,8 @@ class Feed:
 
     _reads = "the stream"
     """What the thread reads, as its log names it."""
+    block_ms = BLOCK_MS
+    """How long one blocking read waits: the longest the thread takes to see a stop."""
 
     def __init__(self, hub: FeedHub[Any], feed_id: str, thread_name: str) -> None:
         self.hub = hub
@@ -107,7 +109,7 @@ class Feed:
                 self._stop.wait(RETRY_S)
 
     def _read(self) -> bool:
-        """One blocking read (of at most ``BLOCK_MS``) and what follows from it: True when the
+        """One blocking read (of at most ``block_ms``) and what follows from it: True when the
         feed has nothing more (its thread ends)."""
         raise NotImplementedError
 

@@ -32,7 +32,7 @@ from typing import Any
 from arboretum_worker import replays, store
 from arboretum_worker.live import WATCHED_TTL_S, live_key, mark_watched
 
-from .feeds import BLOCK_MS, HEARTBEAT_S, Feed, FeedHub
+from .feeds import HEARTBEAT_S, Feed, FeedHub
 
 __all__ = ["HEARTBEAT_S", "LiveFeed", "LiveHub", "released_count"]
 
@@ -149,7 +149,7 @@ class LiveFeed(Feed):
         if time.monotonic() - self._marked >= _MARK_EVERY_S:
             mark_watched(r, self.match_id)
             self._marked = time.monotonic()
-        got = r.xread({self._key: self._last}, count=500, block=BLOCK_MS)
+        got = r.xread({self._key: self._last}, count=500, block=self.block_ms)
         if got:
             entries = got[0][1]
             self._last = entries[-1][0]

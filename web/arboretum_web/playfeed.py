@@ -5,7 +5,7 @@ One :class:`PlayFeed` per game being followed in this process: a thread of its o
 the request thread pool's, so fifty open games cannot starve the pages) reads the game's Redis
 stream with a blocking read and hands the messages to the event loop, where each is formatted once
 and shared by every tab the person has open on the game. The feed ends after ``match_end`` or
-``error``, or a few seconds after the game's record says it is over with nothing more (a worker
+``error``, or within about 25 s after the game's record says it is over with nothing more (a worker
 that died before its last message); a feed nobody follows stops after a few seconds.
 
 The stream (``GET /play/{id}/feed``)::
@@ -26,13 +26,16 @@ from typing import Any
 
 from arboretum_worker import casual
 
-from .feeds import BLOCK_MS, HEARTBEAT_S, Feed, FeedHub
+from .feeds import HEARTBEAT_S, Feed, FeedHub
 
 __all__ = ["FINAL_TYPES", "HEARTBEAT_S", "PlayFeed", "PlayFeeds", "stream", "stream_id_key"]
 
 FINAL_TYPES = frozenset({"match_end", "error"})
 """The messages after which a game's feed has nothing more."""
-_STATUS_EVERY_S = 2.0
+_BLOCK_MS = 5000
+"""A game's feed waits minutes for its person: a read blocks 5 s (not the live feeds' second), so
+fifty open tables do not wake the web and Redis fifty times a second for nothing."""
+_STATUS_EVERY_S = 10.0
 _OVER_GRACE_S = 5.0
 """A game over whose feed has no final message ends its stream after this long (a worker that
 died before it wrote one)."""
@@ -59,6 +62,7 @@ class PlayFeed(Feed):
     """One game's messages in this process (see the module's docstring)."""
 
     _reads = "the feed"
+    block_ms = _BLOCK_MS
 
     def __init__(self, hub: PlayFeeds, game_id: str) -> None:
         self.game_id = game_id
@@ -91,7 +95,7 @@ class PlayFeed(Feed):
 
     def _read(self) -> bool:
         r = self.hub.redis
-        entries = casual.read_feed(r, self.game_id, after=self._last, block_ms=BLOCK_MS)
+        entries = casual.read_feed(r, self.game_id, after=self._last, block_ms=self.block_ms)
         if entries:
             self._last = entries[-1][0]
             end = any(m.get("type") in FINAL_TYPES for _, m in entries)
