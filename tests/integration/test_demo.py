@@ -9,6 +9,7 @@ import importlib.util
 import json
 import os
 import queue
+import shutil
 import signal
 import socket
 import subprocess
@@ -211,6 +212,49 @@ def test_arena_demo_serve_serves_the_site_and_casual_games_until_ctrl_c(tmp_path
     assert workdir.startswith(tempfile.gettempdir()) and "arena-demo-" in workdir
     assert not Path(workdir).exists()
     assert _processes_mentioning(workdir) == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_demo_killed_outright_takes_its_processes_with_it(tmp_path: Path) -> None:
+    """SIGKILL leaves the demo no time to stop what it started: the kernel sends each of its
+    processes SIGTERM (PR_SET_PDEATHSIG), and Redis, the referee and the idle workers stop."""
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    env["PYTHONUNBUFFERED"] = "1"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arboretum_sdk.cli", "demo", "--workers", "2",
+         "--games-per-pairing", "1", "--replays", str(tmp_path / "replays")],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    lines, seen = _lines(proc.stdout), []
+    workdir, left = "", []
+    try:
+        referee = _until(lines, "started the referee on unix:", seen, 120)
+        workdir = str(Path(referee).parent)
+        assert workdir.startswith(tempfile.gettempdir()) and "arena-demo-" in workdir
+        _until(lines, "started 2 league workers", seen, 60)  # before the league: all idle
+        started = _processes_mentioning(workdir)
+        assert len(started) >= 4, started  # Redis, the referee, two workers
+    finally:
+        proc.kill()
+        proc.wait(10)
+    assert workdir  # "" would name every process
+    try:
+        deadline = time.monotonic() + 10
+        while (left := _processes_mentioning(workdir)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert left == [], [(pid, _cmdline(pid)) for pid in left]
+    finally:
+        for pid in left:  # ours: the demo's, which the test started
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _cmdline(pid: int) -> str:
+    with contextlib.suppress(OSError):
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+    return "?"
 
 
 def test_serve_options_are_checked_before_the_league(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import importlib.util
 import os
 import secrets
@@ -30,7 +31,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -56,6 +57,7 @@ DEFAULT_WEB_PORT = 8080
 WEB_HOST = "127.0.0.1"
 ARENA = [sys.executable, "-m", "arboretum_sdk.cli"]
 """The ``arena`` command of this Python, for the demo's processes."""
+_PR_SET_PDEATHSIG = 1
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -122,6 +124,28 @@ def find_redis_server() -> str | None:
     return None
 
 
+def _dies_with_parent() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that has the kernel send the child SIGTERM when the demo dies, on Linux
+    (``prctl(PR_SET_PDEATHSIG)``): its processes stop even when the demo is SIGKILLed, which
+    leaves it no time to stop them in order (Redis last), so a league worker in the middle of a
+    match then waits for the Redis that stopped with it. ``None`` elsewhere. The signal comes
+    when the thread that started the child ends: the demo starts them all from its main thread."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here, not in the child
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:  # the demo died before prctl: nobody would signal
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return preexec
+
+
 class _Stack:
     """The processes the demo started, stopped in reverse order."""
 
@@ -140,6 +164,7 @@ class _Stack:
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # Ctrl-C reaches the demo only; it stops them in order
+            preexec_fn=_dies_with_parent(),
         )
         self.procs.append((name, proc, log))
         return proc
