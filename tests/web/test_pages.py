@@ -110,13 +110,14 @@ def test_match_and_replay_pages(client: Any, r: redis.Redis, demo: DemoData) -> 
     viewer = _ok(client.get(f"/matches/{mid}/games/0"))
     assert f'data-src="/api/v1/matches/{mid}/games/0/replay"' in viewer
     scripts = re.findall(r'<script src="/static/([^"?]+)\?v=', viewer)
-    assert scripts[-3:] == ["scoring.js", "replaymodel.js", "replay.js"]  # each needs the last
+    assert scripts[-4:] == ["scoring.js", "replaymodel.js", "evalchart.js", "replay.js"]  # in order
     assert 'data-seat="1"' in _ok(client.get(f"/matches/{mid}/games/0?seat=1"))
 
 
 def test_static_files(client: Any) -> None:
     assert client.get("/static/replay.js").status_code == 200
     assert client.get("/static/replaymodel.js").status_code == 200
+    assert client.get("/static/evalchart.js").status_code == 200
     assert client.get("/static/style.css").status_code == 200
     assert client.get("/static/nope.js").status_code == 404
 

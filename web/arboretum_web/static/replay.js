@@ -1,11 +1,13 @@
 // Arboretum Arena replay viewer: re-plays a replay document (docs/replay-format.md) step by step.
 // Cards the server hid (a game not over, or a per-seat document) are null and drawn face down.
-// The states after each step come from static/replaymodel.js (loaded before this file).
+// The states after each step come from static/replaymodel.js, the analysis's chart from
+// static/evalchart.js (both loaded before this file).
 "use strict";
 
 (function () {
   const { SPECIES, el, svg, cardText, cardEl, arboretumSvg } = window.arenaScoring;
   const { applyStep, build } = window.arenaReplayModel;
+  const drawEvalChart = window.arenaEvalChart.draw;
   const HAND_SIZE = 7;
 
   const root = document.getElementById("replay");
@@ -228,53 +230,11 @@
 
   // ------------------------------------------------------------------ analysis
 
-  const SEAT_INK = ["#1f5f8b", "#a33b20", "#5b3f99", "#2f6f3e", "#8a5a00"];
-
-  // The evaluation over the game (each analysed seat's expected final margin after its
-  // decisions, as lichess draws it), with the marks, and a line at the step shown.
+  // The evaluation over the game and its marks (static/evalchart.js), with a line at the step shown.
   function drawEval() {
     const box = $("eval");
     if (!box || !analysis || !analysis.decisions.length) return;
-    const W = 600, H = 120, PAD = 6;
-    const n = Math.max(1, doc.steps.length);
-    const vals = analysis.decisions.map((d) => d.value_taken);
-    const top = Math.max(1, ...vals.map(Math.abs));
-    const x = (i) => PAD + (i / n) * (W - 2 * PAD);
-    const y = (v) => H / 2 - (v / top) * (H / 2 - PAD);
-    const g = svg("svg", { viewBox: "0 0 " + W + " " + H, class: "eval-svg", role: "img",
-      "aria-label": "expected final margin after each analysed decision" });
-    g.append(svg("line", { x1: 0, x2: W, y1: H / 2, y2: H / 2, class: "eval-zero" }));
-    analysis.seats.forEach((st, k) => {
-      const ds = analysis.decisions.filter((d) => d.seat === st.seat);
-      const ink = SEAT_INK[k % SEAT_INK.length];
-      g.append(svg("polyline", { points: ds.map((d) => x(d.step + 1) + "," + y(d.value_taken)).join(" "), fill: "none", stroke: ink, "stroke-width": 2 }));
-      ds.filter((d) => d.mark).forEach((d) => {
-        const dot = svg("circle", { cx: x(d.step + 1), cy: y(d.value_taken), r: d.mark === "blunder" ? 5 : 4, class: "eval-mark " + d.mark });
-        dot.append(svg("title", {}, stepLabel(d.step) + ": " + d.mark + " (" + d.loss.toFixed(1) + ")"));
-        g.append(dot);
-      });
-    });
-    g.append(svg("line", { x1: x(pos), x2: x(pos), y1: 0, y2: H, class: "eval-now" }));
-    g.addEventListener("click", (e) => {
-      const r = g.getBoundingClientRect();
-      go(Math.round(((e.clientX - r.left) / r.width * W - PAD) / (W - 2 * PAD) * n));
-    });
-    const legend = el("p", { class: "eval-legend" });
-    analysis.seats.forEach((st, k) => {
-      const key = el("span", { class: "eval-key" });
-      key.append(el("span", { class: "dot", background: SEAT_INK[k % SEAT_INK.length] }),
-        document.createTextNode(" " + seatName(st.seat) + ": accuracy " + st.accuracy.toFixed(1) + "%, expected loss " +
-          st.total_loss.toFixed(1) + " points (" + count(st.inaccuracies, "inaccuracy", "inaccuracies") + ", " +
-          count(st.mistakes, "mistake", "mistakes") + ", " + count(st.blunders, "blunder", "blunders") + ")"));
-      legend.append(key);
-    });
-    box.querySelector(".eval-plot").replaceChildren(g);
-    box.querySelector(".eval-legend-box").replaceChildren(legend);
-    box.hidden = false;
-  }
-
-  function count(n, one, many) {
-    return n + " " + (n === 1 ? one : many);
+    drawEvalChart(box, analysis, { steps: doc.steps.length, pos, seatName, stepLabel, go });
   }
 
   function loadAnalysis(url) {
