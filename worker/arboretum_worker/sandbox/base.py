@@ -158,20 +158,27 @@ def _uid_processes(uid: int) -> list[int]:
     return pids
 
 
-def _group_processes(pgid: int) -> list[int]:
-    """Processes of process group ``pgid`` (the runner's own child leads one)."""
-    pids: list[int] = []
+def _host_processes(pidns: int | None, pgid: int | None) -> set[int]:
+    """Processes of pid namespace ``pidns`` (its inode) or of process group ``pgid`` (the
+    runner's own child leads one), zombies included: one pass over ``/proc`` with a system call
+    or two a process (``stat`` of its namespace link, ``getpgid``), not a file read. A sandbox is
+    looked for at least twice as it is killed, by every match, and a machine running fifty casual
+    tables has hundreds of processes: reading each one's ``stat`` file cost a league match end
+    tens of milliseconds (bench/sandbox_scan.py, docs/benchmarks.md)."""
+    found: set[int] = set()
+    if pidns is None and pgid is None:
+        return found
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
+        pid = int(entry)
         try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                fields = fh.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if len(fields) > 2 and int(fields[2]) == pgid:
-            pids.append(int(entry))
-    return pids
+            in_group = pgid is not None and os.getpgid(pid) == pgid
+            if in_group or (pidns is not None and os.stat(f"/proc/{entry}/ns/pid").st_ino == pidns):
+                found.add(pid)
+        except OSError:
+            continue  # gone meanwhile, or not ours to look at
+    return found
 
 
 def _pin_namespace(init_pid: int | None, inode: int | None) -> int | None:
@@ -386,17 +393,12 @@ class SandboxedBot:
     def remaining_pids(self) -> list[int]:
         """Host pids of live processes of this sandbox (empty once it is gone; zombies, already
         dead and waiting to be reaped by the host's init, are not counted)."""
-        found: set[int] = set()
         # Found by what is the sandbox's own (its pid namespace, the runner's process group),
         # never by its uid: a process of the same uid outside the sandbox is not this one's.
-        if self._pidns is not None:
-            for entry in os.listdir("/proc"):
-                if entry.isdigit() and self._in_sandbox(int(entry)):
-                    found.add(int(entry))
-        if self._proc is not None:
-            if self._proc.poll() is None:
-                found.add(self._proc.pid)
-            found.update(_group_processes(self._proc.pid))
+        pgid = self._proc.pid if self._proc is not None else None
+        found = _host_processes(self._pidns, pgid)
+        if self._proc is not None and self._proc.poll() is None:
+            found.add(self._proc.pid)
         found.discard(os.getpid())
         return sorted(pid for pid in found if _alive(pid))
 
