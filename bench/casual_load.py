@@ -396,6 +396,31 @@ class Rig:
             shutil.rmtree(self.tmp, ignore_errors=True)
 
 
+def ping_pong_us(rounds: int = 20_000) -> float:
+    """The machine's process ping-pong: a one-byte round trip between two processes over pipes,
+    in microseconds (median of three). A league match and a casual table are made of such
+    wake-ups, so this tells two machines apart where the CPUs' speed does not."""
+    times = []
+    for _ in range(3):
+        to_child, from_parent = os.pipe()
+        to_parent, from_child = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child echoes every byte
+            for _ in range(rounds):
+                os.read(to_child, 1)
+                os.write(from_child, b"x")
+            os._exit(0)
+        started = time.perf_counter()
+        for _ in range(rounds):
+            os.write(from_parent, b"x")
+            os.read(to_parent, 1)
+        times.append((time.perf_counter() - started) / rounds * 1e6)
+        os.waitpid(pid, 0)
+        for fd in (to_child, from_parent, to_parent, from_child):
+            os.close(fd)
+    return statistics.median(times)
+
+
 def _free_port() -> int:
     import socket
 
@@ -563,7 +588,8 @@ def main(argv: list[str] | None = None) -> int:
         f"cpus: {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}; {args.games} people "
         f"(think {args.think} s, players {args.players}), {args.casual_workers} casual and "
         f"{args.league_workers} league workers; league: {args.bots} greedy copies, "
-        f"{args.deals} deal(s) per pairing; CPU: {account.describe()}",
+        f"{args.deals} deal(s) per pairing; CPU: {account.describe()}; a process ping-pong "
+        f"round trip {ping_pong_us():.0f} us",
         flush=True,
     )
     rig = None
