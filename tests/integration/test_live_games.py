@@ -74,8 +74,6 @@ def test_a_running_game_is_watched_live(arena: Arena) -> None:
         r, "random", league.builtin_bot_files("random"), check=league.sandbox_check("auto")
     )
     arena.run("bot", "submit", str(BOTS / "slow.py"), "--name", "slow")
-    arena.start_worker()
-    arena.wait_workers(1)
     arena.run(
         "league", "create", "live", "--bots", "random", "slow", "--players", "2",
         "--games-per-pairing", "1", "--seed", "11", *CLOCK,
@@ -91,6 +89,11 @@ def test_a_running_game_is_watched_live(arena: Arena) -> None:
         sse = SSE(base, f"/api/v1/matches/{first}/live")
         page.goto(f"{base}/matches/{first}")
         assert page.locator("#replay.live").count() == 1  # queued or running: the live viewer
+        # the match starts only now, with the page open: on a slow or busy machine the browser's
+        # start could otherwise take most of the game (about 5 s of the slow bot's decisions)
+        assert store.get_match(r, first).status is store.MatchStatus.QUEUED
+        arena.start_worker()
+        arena.wait_workers(1)
 
         # moves appear while the game runs
         # (polled from here: the page's CSP allows no evaluated string, wait_for_function's way)
