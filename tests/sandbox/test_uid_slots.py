@@ -140,6 +140,8 @@ seen = []
 for bot in bots:
     while b"UID " not in bot.output() and bot.returncode is None:
         bot.wait(0.02)
+    if b"UID " not in bot.output():
+        sys.exit(f"{bot!r} ended ({bot.returncode}) before it ran: {bot.output()[-2000:]!r}")
     seen.append(int(bot.output().split(b"UID ")[1].split()[0]))
 print(json.dumps({"handles": [bot.uid for bot in bots], "inside": seen}), flush=True)
 sys.stdin.readline()
