@@ -335,6 +335,7 @@ def test_sigterm_hands_a_long_match_back_and_another_worker_plays_it(
 
 
 def test_sigterm_while_redis_is_gone_ends_an_idle_worker_soon(arena: Arena) -> None:
+    arena.env["PYTHONFAULTHANDLER"] = "1"  # a worker that hangs prints its threads' stacks
     worker = arena.start_worker()
     arena.wait_workers(1)
     arena.redis_proc.kill()
@@ -345,7 +346,12 @@ def test_sigterm_while_redis_is_gone_ends_an_idle_worker_soon(arena: Arena) -> N
         time.sleep(0.1)
     stopped = time.monotonic()
     worker.send_signal(signal.SIGTERM)
-    worker.wait(60)
+    try:
+        worker.wait(60)
+    except subprocess.TimeoutExpired:
+        worker.send_signal(signal.SIGABRT)  # the fault handler writes where it waits
+        worker.wait(10)
+        raise AssertionError("the worker did not end:\n" + _worker_log(arena, 0)) from None
     took = time.monotonic() - stopped
     print(f"SIGTERM to exit without Redis: {took:.1f} s")
     text = _worker_log(arena, 0)
