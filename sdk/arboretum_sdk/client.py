@@ -43,6 +43,9 @@ handled by gRPC's own threads meanwhile. A late answer (after a timeout) is drop
 The stream is driven by ``grpc.aio`` on a private event loop in that same thread (a private thread
 when the caller already runs an event loop): each answer is written as soon as the bot returns it,
 with no hand-off to another thread, and the client half-closes its side when the match ends.
+
+A seat that the referee holds in its own process (``MatchHandle.attach``) is played without gRPC
+by :func:`arboretum_sdk.channel.play_over`, with this module's message handling.
 """
 
 from __future__ import annotations

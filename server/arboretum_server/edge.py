@@ -31,6 +31,7 @@ from .errors import InvalidArgument
 from .matchconfig import MatchConfig, check_time_control
 from .messages import (
     Board,
+    BotMessage,
     ClockState,
     DecisionPending,
     DecisionRequest,
@@ -66,6 +67,7 @@ __all__ = [
     "inbound_from_pb",
     "match_config_from_pb",
     "match_info_to_pb",
+    "referee_bytes",
     "referee_message",
     "watch_message",
 ]
@@ -287,6 +289,12 @@ def referee_message(message: object) -> bot_pb2.RefereeMessage:
     else:
         raise TypeError(f"not a message to a seat: {message!r}")
     return pb
+
+
+def referee_bytes(item: BotMessage | bytes) -> bytes:
+    """One item of a seat's outbox as the bytes of its stream message: a message of the match
+    serialized (:func:`referee_message`), or bytes the match encoded already (a request)."""
+    return item if type(item) is bytes else referee_message(item).SerializeToString()
 
 
 # ----------------------------------------------------------------------------- match service

@@ -2,7 +2,8 @@
 
 Every match driver in this process uses it (the league's match job, the sandbox check of a
 submitted bot, ``arena play``, the local SPRT run); only the bots reach the referee over gRPC,
-their stream being a real process boundary::
+their stream being a real process boundary. A seat whose player runs in this process (a casual
+game's person) is held here instead (:meth:`MatchHandle.attach`: the same bytes, no gRPC)::
 
     runner = await MatchRunner.start(Settings(listen=("unix:/run/arena/referee.sock",)))
     handle = await runner.create(MatchConfig(players=2, match_seed=7, game_count=10))
@@ -48,6 +49,7 @@ from .watchers import PublicFeed, SpectatorEvent, Watcher
 
 if TYPE_CHECKING:
     from .config import Settings
+    from .inprocess import InProcessSeat
     from .match import Match
     from .server import Referee
 
@@ -190,6 +192,15 @@ class MatchHandle:
         the fallback plays its remaining decisions, the replay records it). False when no game is
         in progress (the match waits for its seats, or is over) or the seat forfeited already."""
         return self._match.resign(self._seat(seat), reason)
+
+    def attach(self, seat: int) -> InProcessSeat:
+        """A stream of ``seat`` held in this process, for a player in another thread (its
+        messages and answers as the wire's bytes: :mod:`arboretum_server.inprocess`), in place of
+        a bot connecting with ``tokens[seat]``. Raises ``MatchOver`` once the match is over and
+        ``AlreadyConnected`` while the seat has a live stream."""
+        from .inprocess import InProcessSeat  # (not on a league match's path)
+
+        return InProcessSeat(self._match, self._seat(seat))
 
     def watch(self) -> MatchWatch:
         """A spectator subscription (see :class:`MatchWatch`)."""

@@ -38,7 +38,7 @@ from .errors import (
     Unauthenticated,
 )
 from .match import Match
-from .messages import BotMessage, is_over
+from .messages import is_over
 from .registry import Registry
 from .seats import SeatStream
 
@@ -352,7 +352,7 @@ class BotServicer:
                 await outbox.wait()
                 async with writing:
                     while (item := outbox.take_message()) is not None:
-                        await context.write(_serialized(item))
+                        await context.write(edge.referee_bytes(item))
                     end = outbox.take_end()
                 if end is not None:
                     if end.status != "OK":
@@ -414,7 +414,7 @@ class BotServicer:
                     if not writing.locked():
                         async with writing:
                             while (item := take()) is not None:
-                                await context.write(_serialized(item))
+                                await context.write(edge.referee_bytes(item))
                 finally:
                     outbox.release()
         except asyncio.CancelledError:
@@ -434,10 +434,6 @@ class BotServicer:
             "the stream ended before the match did (the bot half-closed or cancelled it, or the "
             "connection broke)",
         )
-
-
-def _serialized(item: BotMessage | bytes) -> bytes:
-    return item if type(item) is bytes else edge.referee_message(item).SerializeToString()
 
 
 def bot_service_handler(servicer: BotServicer) -> grpc.GenericRpcHandler:

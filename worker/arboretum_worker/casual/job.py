@@ -1,5 +1,6 @@
 """The rq job of a casual game: one game on a private referee, the bots in their sandboxes as in a
-league match, the person's seat held by the relay (:mod:`.relay`).
+league match, the person's seat held by the relay (:mod:`.relay`) in this process, on the
+referee's match API (``MatchHandle.attach``).
 
 :func:`casual_game` plays it (``arena-casual`` queue), then stores the replay for good
 (``Keys.replay("casual-<id>")``, game 0), the game's result, and each bot version's game and
@@ -42,6 +43,7 @@ from .records import (
 from .relay import RelaySeat
 
 if TYPE_CHECKING:
+    from arboretum_server.inprocess import InProcessSeat
     from arboretum_server.runner import MatchHandle
 
 __all__ = ["casual_game", "on_casual_failure", "replay_id"]
@@ -78,7 +80,8 @@ def _seat_names(game: CasualGame) -> list[str]:
 
 
 class _Person:
-    """Starts the relay for the person's seat, and resigns it through the match's handle."""
+    """Starts the relay for the person's seat, attaches the seat and resigns it through the
+    match's handle (on the referee's event loop: the relay calls from its threads)."""
 
     def __init__(self, r: Any, game: CasualGame) -> None:
         self.r = r
@@ -91,8 +94,17 @@ class _Person:
         self.handle, self.loop = handle, asyncio.get_running_loop()
 
     def start(self, seat: int, plan: SeatPlan, socket_path: Path, token: str, log: Path) -> Any:
-        self.seat = RelaySeat(self.r, self.game.game_id, f"unix:{socket_path}", token, self.resign)
+        self.seat = RelaySeat(self.r, self.game.game_id, self.attach, self.resign)
         return self.seat
+
+    def attach(self) -> InProcessSeat:
+        handle, loop = self.handle, self.loop
+        assert handle is not None and loop is not None, "the match is created before its seats"
+
+        async def attach() -> InProcessSeat:
+            return handle.attach(self.game.person_seat)
+
+        return asyncio.run_coroutine_threadsafe(attach(), loop).result(timeout=30)
 
     def resign(self) -> bool:
         handle, loop = self.handle, self.loop

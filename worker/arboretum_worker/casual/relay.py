@@ -1,26 +1,33 @@
 """The person's seat at the referee: a :class:`Relay` bot that speaks for the person through Redis.
 
 The relay is to a person what :class:`arboretum_sdk.stdio.StdioBot` is to a program: a
-:class:`~arboretum_sdk.Bot` run by the SDK's own client (:func:`arboretum_sdk.run_bot`) over the
-referee's real gRPC stream with the seat's token, so the clocks, the rules, the fault policy and
-the hidden information are the referee's own. What the seat receives goes to the game's feed
+:class:`~arboretum_sdk.Bot` played by the SDK's own message handling on a seat of the match, so
+the clocks, the rules, the fault policy and the hidden information are the referee's own. The
+referee runs in the same process (the match job's), so the seat is held there
+(``MatchHandle.attach``: :mod:`arboretum_server.inprocess`) and played with
+:func:`arboretum_sdk.channel.play_over`: the same serialized messages and answers as the
+referee's gRPC stream, with no socket, no HTTP/2 and no event loop of the relay's own between
+them (a third less of the work horse's CPU per decision: docs/benchmarks.md, "Casual games
+under load"). What the seat receives goes to the game's feed
 (:mod:`.feed`, the line protocol's messages); a request also becomes the record's pending request.
 Each message and the record's change that goes with it (the pending request set or cleared)
 are one round trip to Redis: a pipeline, the record first. The person's answers come from the
 game's moves list, pushed by the web after its own checks (:func:`.games.submit`); the relay
 checks each again with the engine on the referee's request
-(a stale or wrong one is dropped with a ``rejected`` message) and hands the decision to the SDK
-client. No answer before the decision's deadline: the relay sends none, and the referee times
-the decision out (a fault; the fallback plays). The relay never decides for the person.
+(a stale or wrong one is dropped with a ``rejected`` message) and hands the decision to the SDK,
+which sends it to the referee as a bot's answer. No answer before the decision's deadline: the
+relay sends none, and the referee times the decision out (a fault; the fallback plays). The relay
+never decides for the person.
 
 :class:`RelaySeat` is what the match job starts for the person's seat in place of a sandbox (the
-same ``kill()``, ``output()`` and ``returncode``): a thread running the client, and a thread
-reading the moves list, which also carries out a resignation through the match API
+same ``kill()``, ``output()`` and ``returncode``): a thread playing the relay on the seat, and a
+thread reading the moves list, which also carries out a resignation through the match API
 (``MatchHandle.resign``, on the referee's event loop). A table waits minutes for its person, so
 the reader blocks for up to ``MOVES_BLOCK_S`` at a time rather than waking every second (50 open
 tables woke the work horses, Redis and the caches 50 times a second for nothing:
 docs/benchmarks.md, "Casual games under load"); ``kill()`` wakes it at once with a stop marker
-of its own on the list.
+of its own on the list, and detaches the seat (the player's thread then ends at once, also when
+the match was stopped early).
 """
 
 from __future__ import annotations
@@ -33,10 +40,11 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arboretum import Decision, SeatView
 from arboretum_sdk.bot import Bot
+from arboretum_sdk.channel import play_over
 from arboretum_sdk.errors import Unanswered
 from arboretum_sdk.info import FaultNotice, GameEnd, GameInfo, MatchEnd, MatchInfo
 from arboretum_sdk.stdio import lines
@@ -45,6 +53,9 @@ from ..keys import Keys
 from . import feed
 from .games import explain_illegal, parse_answer
 from .records import PERSON_NAME, CasualError, clear_pending, set_pending
+
+if TYPE_CHECKING:
+    from arboretum_server.inprocess import InProcessSeat
 
 __all__ = ["Relay", "RelaySeat"]
 
@@ -161,12 +172,15 @@ class Relay(Bot):
 
 Resign = Callable[[], bool]
 """Forfeit the person's seat through the match API; False when no game is in progress yet."""
+Attach = Callable[[], "InProcessSeat"]
+"""Attach the person's seat through the match API (``MatchHandle.attach``, on the referee's
+event loop) and give its channel; raises as the referee does (the match over, say)."""
 
 
 class RelaySeat:
     """The person's seat as the match job runs it: the relay's client and its moves reader."""
 
-    def __init__(self, r: Any, game_id: str, address: str, token: str, resign: Resign) -> None:
+    def __init__(self, r: Any, game_id: str, attach: Attach, resign: Resign) -> None:
         self.r = r
         self.game_id = game_id
         self.inbox: queue.Queue[Any] = queue.Queue()
@@ -174,10 +188,11 @@ class RelaySeat:
         self.returncode: int | None = None
         self.error = ""
         self._resign = resign
+        self._seat: InProcessSeat | None = None
         self._stop = threading.Event()
         self._stop_marker = json.dumps({"type": "stop", "marker": secrets.token_hex(8)})
         self._client = threading.Thread(
-            target=self._play, args=(address, token), name=f"relay-{game_id}", daemon=True
+            target=self._play, args=(attach,), name=f"relay-{game_id}", daemon=True
         )
         self._reader = threading.Thread(
             target=self._read_moves, name=f"relay-moves-{game_id}", daemon=True
@@ -185,11 +200,14 @@ class RelaySeat:
         self._client.start()
         self._reader.start()
 
-    def _play(self, address: str, token: str) -> None:
-        from arboretum_sdk.client import run_bot
-
+    def _play(self, attach: Attach) -> None:
         try:
-            run_bot(self.relay, address, token, connect_timeout=30.0, reconnect_for=30.0)
+            self._seat = seat = attach()
+            try:
+                if not self._stop.is_set():  # (else killed while attaching: let go at once)
+                    play_over(self.relay, seat)
+            finally:
+                seat.detach()
         except Exception as exc:
             if not self._stop.is_set():
                 log.error("casual game %s: the relay's client stopped: %s", self.game_id, exc)
@@ -234,11 +252,14 @@ class RelaySeat:
         return done
 
     def kill(self) -> None:
-        """Stop both threads (the client's ends with the match; a match stopped early leaves it
-        to the referee's stop). The reader is woken by its stop marker; with Redis away, its
-        failed read ends it."""
+        """Stop both threads: the seat is detached (the player's thread ends with the match, or
+        at once when the match was stopped early). The reader is woken by its stop marker; with
+        Redis away, its failed read ends it."""
         self._stop.set()
         self.inbox.put(_STOP)
+        seat = self._seat
+        if seat is not None:
+            seat.detach()
         key = Keys.casual_moves(self.game_id)
         try:
             self.r.rpush(key, self._stop_marker)
