@@ -250,7 +250,10 @@ def get_game(r: Any, game_id: str) -> CasualGame:
 def check_key(r: Any, game: CasualGame, key: str | None) -> None:
     """:class:`CasualError` 403 unless ``key`` is the game's person key (compared in constant
     time, as SHA-256 digests)."""
-    stored = r.hget(Keys.casual(game.game_id), "key")
+    _check_key(r.hget(Keys.casual(game.game_id), "key"), key)
+
+
+def _check_key(stored: Any, key: str | None) -> None:
     given = _digest(key) if isinstance(key, str) and key else ""
     if stored is None or not hmac.compare_digest(given.encode(), _text(stored).encode()):
         raise CasualError(403, "this is not your seat: the game's key is missing or wrong")
@@ -305,9 +308,16 @@ def explain_illegal(view: SeatView, decision: Draw | Play) -> str | None:
 def submit(r: Any, game: CasualGame, key: str | None, answer: dict[str, Any]) -> None:
     """The person's answer (``{"id": N, ...}``, the line protocol's answer) to the pending
     request: checked, then pushed for the relay. 403 wrong key, 410 over, 409 not the pending
-    request (a stale page, or not the person's turn), 400 malformed or illegal."""
-    check_key(r, game, key)
-    game = get_game(r, game.game_id)
+    request (a stale page, or not the person's turn), 400 malformed or illegal.
+
+    The key, the record's current state and the pending request are read in one round trip (a
+    decision is a casual game's most frequent request)."""
+    stored_key, raw_game, raw_pending = r.hmget(Keys.casual(game.game_id), "key", "game", "pending")
+    _check_key(stored_key, key)
+    if raw_game is None:  # the record expired: its kept summary, if any, says it is over
+        game = get_game(r, game.game_id)
+    else:
+        game = CasualGame.from_json(json.loads(_text(raw_game)))
     if game.over:
         raise CasualError(410, "the game is over")
     if not isinstance(answer, dict):
@@ -315,7 +325,7 @@ def submit(r: Any, game: CasualGame, key: str | None, answer: dict[str, Any]) ->
     number = answer.get("id")
     if type(number) is not int:
         raise CasualError(400, 'the decision has no "id" (the number of the request it answers)')
-    request = pending(r, game.game_id)
+    request = None if raw_pending is None else json.loads(_text(raw_pending))
     if request is None:
         raise CasualError(409, "no decision of yours is pending: it is not your turn")
     if number != request["id"]:
