@@ -145,7 +145,9 @@ class Arena:
         from rq import Queue
 
         queue = Queue("arena", connection=self.r)
-        return queue.count == 0 and queue.started_job_registry.count == 0
+        # (counted without rq's cleanup, which would re-queue a match whose worker has not yet
+        # sent its first heartbeat after an outage: an observer must not act)
+        return queue.count == 0 and queue.started_job_registry.get_job_count(cleanup=False) == 0
 
     def restart_redis(self, *, hard: bool) -> None:
         """Stop Redis (kill -9 when ``hard``) and start it again on the same data and port."""

@@ -171,7 +171,14 @@ class ArenaWorker(Worker):  # type: ignore[misc]
             by_kind = {queues.kind_of(q.name, self.base_queue): q for q in self.queues}
             kinds = [k for k in by_kind if k is not None]
             if len(kinds) > 1:
-                running = {k: q.started_job_registry.count for k, q in by_kind.items() if k}
+                # Counted without rq's cleanup, which re-queues the jobs whose executions look
+                # expired: right after an outage that is every running match, until its worker's
+                # next heartbeat (run_maintenance_tasks waits for it; the count must not act).
+                running = {
+                    k: q.started_job_registry.get_job_count(cleanup=False)
+                    for k, q in by_kind.items()
+                    if k
+                }
                 order = queues.queue_order(self.connection, kinds, running=running)
                 self._ordered_queues = [by_kind[k] for k in order] + [
                     q for k, q in by_kind.items() if k is None
