@@ -187,3 +187,30 @@ def test_busy_workers_split_between_the_ladder_and_the_authors(r: redis.Redis) -
     queues.record_usage(r, QueueKind.LEAGUE, 5, s)
     assert queues.totals(r) == {"league": pytest.approx(10.0, rel=0.01)}
     assert not league_first({})
+
+
+def test_ordering_the_queues_never_requeues_a_running_match(r: redis.Redis) -> None:
+    """Right after a Redis outage every running match's execution looks expired until its worker's
+    next heartbeat. The worker's look at the running matches (to order its queues) must not act on
+    that: rq's cleanup would re-queue the match as abandoned, and it would be played twice."""
+    from rq.executions import Execution
+    from rq.job import JobStatus
+
+    from arboretum_worker.worker import ArenaWorker
+
+    names = [queues.queue_name(kind) for kind in (QueueKind.LEAGUE, QueueKind.CASUAL)]
+    league = Queue(names[0], connection=r)
+    job = league.enqueue("builtins.print", "a match", retry=None)
+    with r.pipeline() as pipe:
+        job.set_status(JobStatus.STARTED, pipeline=pipe)
+        league.remove(job, pipeline=pipe)
+        Execution.create(job, ttl=60, pipeline=pipe)
+        pipe.execute()
+    registry = league.started_job_registry
+    expired = {key: 1.0 for key in r.zrange(registry.key, 0, -1)}  # no heartbeat for long
+    r.zadd(registry.key, expired)
+    worker = ArenaWorker([Queue(name, connection=r) for name in names], connection=r)
+    worker._last_dispatch = time.monotonic()  # (units.dispatch is not what is tested)
+    worker._order_queues()
+    assert job.get_status(refresh=True) == JobStatus.STARTED
+    assert league.job_ids == [] and r.zcard(registry.key) == 1
