@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from .bot import Bot
-from .client import _handle, _Session
+from .client import Session, handle_message
 from .errors import StreamError
 from .info import MatchEnd
 
@@ -51,7 +51,7 @@ def play_over(bot: Bot, channel: SeatChannel, *, exit_on_error: bool = False) ->
     :func:`~arboretum_sdk.client.run_bot`). The channel is left as it is: its owner detaches it."""
     from arboretum_proto.v1 import bot_pb2
 
-    session = _Session(bot)
+    session = Session(bot)
     outbox: list[Any] = []
     writing = True
     while (data := channel.receive()) is not None:
@@ -62,7 +62,7 @@ def play_over(bot: Bot, channel: SeatChannel, *, exit_on_error: bool = False) ->
             raise StreamError(
                 f"the referee sent a malformed message: it does not decode ({type(exc).__name__})"
             ) from None
-        _handle(message, session, outbox, channel, exit_on_error)
+        handle_message(message, session, outbox, channel, exit_on_error)
         if outbox:
             if writing:
                 for answer in outbox:

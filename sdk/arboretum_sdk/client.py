@@ -82,7 +82,7 @@ from .output import framed
 if TYPE_CHECKING:
     from .wire import EventDecoder
 
-__all__ = ["run_bot"]
+__all__ = ["Session", "handle_message", "run_bot"]
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ _NOT_TAKEN = frozenset({"CANCELLED", "UNAVAILABLE"})
 
 
 @dataclass
-class _Session:
+class Session:
     """What the client remembers across streams of one match."""
 
     bot: Bot
@@ -175,7 +175,7 @@ async def _run_bot(
 
     from arboretum_proto.v1 import bot_pb2_grpc
 
-    session = _Session(bot)
+    session = Session(bot)
     channel = grpc.aio.insecure_channel(address)
     try:
         try:
@@ -247,7 +247,7 @@ def _is_rpc_error(exc: BaseException) -> bool:
     return isinstance(exc, grpc.RpcError)
 
 
-def _client_error(code: Any, details: str, address: str, session: _Session) -> ClientError:
+def _client_error(code: Any, details: str, address: str, session: Session) -> ClientError:
     import grpc
 
     name = code.name if code is not None else "UNKNOWN"
@@ -265,7 +265,7 @@ def _client_error(code: Any, details: str, address: str, session: _Session) -> C
     return StreamError(f"the referee ended the stream ({text})")
 
 
-async def _play_stream(stub: Any, token: str, session: _Session, exit_on_error: bool) -> None:
+async def _play_stream(stub: Any, token: str, session: Session, exit_on_error: bool) -> None:
     """One stream: handle the referee's messages until it closes, writing each answer at once.
 
     Once ``MatchEnd`` has come the client half-closes its side, so that the referee ends the call
@@ -281,7 +281,7 @@ async def _play_stream(stub: Any, token: str, session: _Session, exit_on_error: 
             message = await call.read()
             if message is grpc.aio.EOF:
                 return
-            _handle(message, session, outbox, call, exit_on_error)
+            handle_message(message, session, outbox, call, exit_on_error)
             if outbox:
                 answers = outbox[:]
                 outbox.clear()
@@ -297,7 +297,7 @@ async def _play_stream(stub: Any, token: str, session: _Session, exit_on_error: 
         raise
 
 
-async def _write(call: Any, answer: Any, session: _Session) -> bool:
+async def _write(call: Any, answer: Any, session: Session) -> bool:
     """Send an answer; False when the call is already over (how it ended is read next)."""
     import grpc
 
@@ -318,8 +318,8 @@ async def _done_writing(call: Any) -> None:
         await call.done_writing()
 
 
-def _handle(
-    message: Any, session: _Session, outbox: list[Any], call: Any, exit_on_error: bool
+def handle_message(
+    message: Any, session: Session, outbox: list[Any], call: Any, exit_on_error: bool
 ) -> None:
     from . import wire
 
@@ -397,7 +397,7 @@ def _handle(
 
 
 def _decide(
-    request: Any, session: _Session, outbox: list[Any], call: Any, exit_on_error: bool
+    request: Any, session: Session, outbox: list[Any], call: Any, exit_on_error: bool
 ) -> None:
     from . import wire
 
@@ -473,7 +473,7 @@ def _decide(
 
 
 def _fail(
-    session: _Session,
+    session: Session,
     outbox: list[Any],
     call: Any,
     number: int,
@@ -528,7 +528,7 @@ def _short_repr(value: object) -> str:
         return f"<a {type(value).__name__} whose repr raised {type(exc).__name__}>"
 
 
-def _hook(method: Any, arg: Any, session: _Session, *more: Any) -> None:
+def _hook(method: Any, arg: Any, session: Session, *more: Any) -> None:
     """Run an optional hook; an exception in it is logged, never fatal."""
     try:
         method(arg, *more)

@@ -5,7 +5,7 @@ seat order, status and ranks), each game in the replay viewer at
 ``.../replay``), and the challenger's cancel form.
 
 A page is shown exactly when the API's JSON is (the API's own check,
-``contest_api._load_challenge``: the authors involved, or anyone when
+``contest_api.load_challenge``: the authors involved, or anyone when
 :func:`arboretum_worker.challenges.challenge_visible`), with the same 404/401/403 otherwise.
 A challenge's matches have no league match record, so their games open here, not at
 ``/matches/{id}``."""
@@ -23,7 +23,7 @@ from arboretum_worker import challenges as ch
 from arboretum_worker import replays
 
 from . import authorlog
-from .contest_api import _REFUSED, _challenge_match, _load_challenge, _refusal, challenge_json
+from .contest_api import REFUSED, challenge_json, challenge_match, load_challenge, refusal
 from .identity import request_author, required_author
 from .resources import redis_of
 from .safety import CSRF_FIELD, LazyToken, check_csrf
@@ -65,7 +65,7 @@ def challenge_page_data(r: Any, c: ch.Challenge) -> dict[str, Any]:
 
 
 def challenge_page(request: Request) -> Response:
-    c = _load_challenge(request)
+    c = load_challenge(request)
     viewer = request_author(request)
     return _render(
         request,
@@ -104,14 +104,14 @@ async def cancel_page(request: Request) -> Response:
         raise HTTPException(404, f"no challenge {challenge_id!r}")
     try:
         ch.cancel_challenge(r, author, challenge_id)
-    except _REFUSED as exc:
-        raise _refusal(exc) from None
+    except REFUSED as exc:
+        raise refusal(exc) from None
     authorlog.record(r, author, "challenge.cancel", challenge_id, 200)
     return RedirectResponse(f"/challenges/{challenge_id}", status_code=303)
 
 
 def game_page(request: Request) -> Response:
-    c, m = _challenge_match(request)
+    c, m = challenge_match(request)
     game = request.path_params["game"]
     games = replays.replay_games(redis_of(request), m.id)
     if game not in games:

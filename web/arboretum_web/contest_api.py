@@ -30,7 +30,15 @@ from .author_api import by_method, json_body, owned_bot
 from .identity import request_author, required_author
 from .resources import int_param, load_bot, redis_of
 
-__all__ = ["MAX_OPPONENTS", "challenge_json", "routes"]
+__all__ = [
+    "MAX_OPPONENTS",
+    "REFUSED",
+    "challenge_json",
+    "challenge_match",
+    "load_challenge",
+    "refusal",
+    "routes",
+]
 
 MAX_OPPONENTS = 3
 """A challenge seats at most 4 bots: the author's and 3 others."""
@@ -38,7 +46,7 @@ _BUILTIN_FILL = "greedy"
 """The built-in bot that fills the seats a challenge's bots leave empty (``players``)."""
 
 
-def _refusal(exc: Exception) -> HTTPException:
+def refusal(exc: Exception) -> HTTPException:
     """The HTTP error of a refusal from the league's side."""
     if isinstance(exc, QuotaExceeded):
         return HTTPException(429, str(exc), headers={"Retry-After": str(exc.retry_after)})
@@ -52,7 +60,7 @@ def _refusal(exc: Exception) -> HTTPException:
     return HTTPException(400, text)
 
 
-_REFUSED = (ch.ChallengeError, tests.TestError, QuotaExceeded, store.StoreError)
+REFUSED = (ch.ChallengeError, tests.TestError, QuotaExceeded, store.StoreError)
 
 
 def _names(body: dict[str, Any], field: str) -> list[str]:
@@ -145,8 +153,8 @@ def _create_challenge(r: Any, author: str, body: dict[str, Any]) -> dict[str, An
         opponents += [_BUILTIN_FILL] * (players - len(opponents) - 1)
     try:
         c = ch.create_challenge(r, author, bot, opponents, deals=deals or 1, public=public)
-    except _REFUSED as exc:
-        raise _refusal(exc) from None
+    except REFUSED as exc:
+        raise refusal(exc) from None
     authorlog.record(r, author, "challenge.create", c.id, 201)
     return challenge_json(r, c, full=True)
 
@@ -166,7 +174,7 @@ def list_challenges(request: Request) -> JSONResponse:
     return JSONResponse({"author": author, "challenges": [challenge_json(r, c) for c in found]})
 
 
-def _load_challenge(request: Request) -> ch.Challenge:
+def load_challenge(request: Request) -> ch.Challenge:
     r = redis_of(request)
     challenge_id = request.path_params["challenge_id"]
     c = ch.get_challenge(r, challenge_id)
@@ -181,7 +189,7 @@ def _load_challenge(request: Request) -> ch.Challenge:
 
 
 def show_challenge(request: Request) -> JSONResponse:
-    c = _load_challenge(request)
+    c = load_challenge(request)
     return JSONResponse(challenge_json(redis_of(request), c, full=True))
 
 
@@ -193,14 +201,14 @@ def cancel_challenge(request: Request) -> JSONResponse:
         raise HTTPException(404, f"no challenge {challenge_id!r}")
     try:
         c = ch.cancel_challenge(r, author, challenge_id)
-    except _REFUSED as exc:
-        raise _refusal(exc) from None
+    except REFUSED as exc:
+        raise refusal(exc) from None
     authorlog.record(r, author, "challenge.cancel", c.id, 200)
     return JSONResponse(challenge_json(r, c, full=True))
 
 
-def _challenge_match(request: Request) -> tuple[ch.Challenge, ch.ChallengeMatch]:
-    c = _load_challenge(request)
+def challenge_match(request: Request) -> tuple[ch.Challenge, ch.ChallengeMatch]:
+    c = load_challenge(request)
     index = request.path_params["index"]
     for m in ch.challenge_matches(redis_of(request), c.id):
         if m.index == index:
@@ -209,13 +217,13 @@ def _challenge_match(request: Request) -> tuple[ch.Challenge, ch.ChallengeMatch]
 
 
 def challenge_replay(request: Request) -> JSONResponse:
-    _, m = _challenge_match(request)
+    _, m = challenge_match(request)
     return _stored_replay(redis_of(request), m.id, request.path_params["game"])
 
 
 def challenge_log(request: Request) -> JSONResponse:
     author = required_author(request)
-    c, m = _challenge_match(request)
+    c, m = challenge_match(request)
     seat = request.path_params["seat"]
     if not 0 <= seat < len(m.seats):
         raise HTTPException(404, f"match {m.id} has no seat {seat}")
@@ -249,8 +257,8 @@ async def set_bot_prefs(request: Request) -> JSONResponse:
         bot = owned_bot(r, author, request.path_params["name"])
         try:
             prefs = ch.set_bot_prefs(r, author, bot.name, **changes)
-        except _REFUSED as exc:
-            raise _refusal(exc) from None
+        except REFUSED as exc:
+            raise refusal(exc) from None
         return _prefs_json(bot.name, prefs)
 
     return JSONResponse(await run_in_threadpool(run, redis_of(request)))
@@ -297,8 +305,8 @@ def _create_test(r: Any, author: str, body: dict[str, Any]) -> dict[str, Any]:
             beta=_num(body, "beta", 0.05),
             max_pairs=max_pairs,
         )
-    except _REFUSED as exc:
-        raise _refusal(exc) from None
+    except REFUSED as exc:
+        raise refusal(exc) from None
     authorlog.record(r, author, "test.create", test.id, 201)
     return test_json(r, test, history=True)
 
@@ -339,8 +347,8 @@ def cancel_test(request: Request) -> JSONResponse:
     test = sprt.load_test(r, request.path_params["test_id"])
     try:
         tests.cancel_author_test(r, author, test.id)
-    except _REFUSED as exc:
-        raise _refusal(exc) from None
+    except REFUSED as exc:
+        raise refusal(exc) from None
     authorlog.record(r, author, "test.cancel", test.id, 200)
     return JSONResponse(test_json(r, sprt.load_test(r, test.id), history=True))
 

@@ -63,6 +63,8 @@ __all__ = [
     "on_match_failure",
     "play_planned",
     "run_match",
+    "seat_names",
+    "store_artifacts",
 ]
 
 log = logging.getLogger(__name__)
@@ -171,7 +173,7 @@ def run_match(match_id: str) -> dict[str, Any]:
                 record_result(r, result, ls.elo).applied or store.get_result(r, match_id) == result
             )
             if recorded:
-                _store_artifacts(r, match_id, outcome, settings.output_cap)
+                store_artifacts(r, match_id, outcome, settings.output_cap)
             mark_finished_if_done(r, record.league)
         if recorded:
             _notify_faults(r, result, outcome.replays)
@@ -206,12 +208,12 @@ def match_plan(r: Any, record: store.MatchRecord, ls: store.LeagueSettings) -> M
         per_decision_ms=tc.per_decision_ms,
         bank_ms=tc.bank_ms,
         faults_to_forfeit=fp.faults_to_forfeit,
-        seats=tuple(SeatPlan(name=name) for name in _seat_names(r, record.seats)),
+        seats=tuple(SeatPlan(name=name) for name in seat_names(r, record.seats)),
         game_seeds=record.game_seeds,
     )
 
 
-def _seat_names(r: Any, versions: tuple[str, ...]) -> list[str]:
+def seat_names(r: Any, versions: tuple[str, ...]) -> list[str]:
     names = []
     for vid in versions:
         version = store.get_version(r, vid)
@@ -336,7 +338,7 @@ def _notify_faults(r: Any, result: store.MatchResult, replay_docs: list[str]) ->
         log.exception("match %s: fault notices not sent", result.match_id)
 
 
-def _store_artifacts(
+def store_artifacts(
     r: Any, match_id: str, outcome: PlayedMatch, cap: int = replays.BOT_LOG_CAP
 ) -> None:
     """Replays and bot output of the run whose result was recorded (stale ones replaced)."""

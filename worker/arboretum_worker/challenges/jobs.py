@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from .. import store
 from ..jobs import (
-    _seat_names,
-    _store_artifacts,
     failure_reason,
     job_connection,
     new_match_dir,
     play_planned,
+    seat_names,
+    store_artifacts,
 )
 from ..play import MatchError, MatchPlan, SeatPlan
 from ..queues import notify
@@ -74,7 +74,7 @@ def run_challenge_match(challenge_id: str, index: int) -> dict[str, Any]:
         per_decision_ms=challenge.per_decision_ms,
         bank_ms=challenge.bank_ms,
         faults_to_forfeit=challenge.faults_to_forfeit,
-        seats=tuple(SeatPlan(name=name) for name in _seat_names(r, entry.seats)),
+        seats=tuple(SeatPlan(name=name) for name in seat_names(r, entry.seats)),
     )
     deadline = (
         job_timeout(challenge.players, challenge.deals, plan.per_decision_ms, plan.bank_ms) - 10
@@ -89,7 +89,7 @@ def run_challenge_match(challenge_id: str, index: int) -> dict[str, Any]:
             f"the referee ended the match as {outcome.status} after {len(outcome.games)} of "
             f"{challenge.deals} games: {outcome.reason or '-'}"
         )
-    _store_artifacts(r, mid, outcome, settings.output_cap)
+    store_artifacts(r, mid, outcome, settings.output_cap)
     ranks = [list(g.result.ranks) for g in outcome.games]
     totals = [list(g.result.totals) for g in outcome.games]
     _set_match(r, challenge_id, index, status="finished", ranks=ranks, totals=totals)

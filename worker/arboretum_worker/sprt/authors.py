@@ -243,12 +243,12 @@ def record_match(
     output_cap: int,
 ) -> None:
     """Link a played match to its test; keep its replays for the first batches."""
-    from ..jobs import _store_artifacts
+    from ..jobs import store_artifacts
 
     kept = batch < TestLimits.from_env().replay_batches
     match_id = f"sprt-{test.id}-{batch}-{seating}"
     if kept:
-        _store_artifacts(r, match_id, outcome, output_cap)
+        store_artifacts(r, match_id, outcome, output_cap)
     entry = {
         "batch": int(batch),
         "seating": int(seating),

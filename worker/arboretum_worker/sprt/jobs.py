@@ -15,7 +15,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .. import store
-from ..jobs import _seat_names, failure_reason, job_connection, new_match_dir, play_planned
+from ..jobs import failure_reason, job_connection, new_match_dir, play_planned, seat_names
 from ..play import MatchError, MatchPlan, SeatPlan
 from ..settings import WorkerSettings, job_timeout
 from .league import (
@@ -101,7 +101,7 @@ def _play_batch(
             per_decision_ms=tc.per_decision_ms,
             bank_ms=tc.bank_ms,
             faults_to_forfeit=fp.faults_to_forfeit,
-            seats=tuple(SeatPlan(name=name) for name in _seat_names(r, versions)),
+            seats=tuple(SeatPlan(name=name) for name in seat_names(r, versions)),
         )
         match_dir = new_match_dir(settings, plan.match_id)
         started = time.monotonic()
