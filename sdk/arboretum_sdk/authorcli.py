@@ -250,8 +250,18 @@ def league_leave(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- challenges
 
 
-def register(subparsers: Any, groups: dict[str, Any] | None = None) -> None:
-    """``arena challenge`` (through the SDK's list of command modules, ``cli.PLUGINS``)."""
+def register(
+    subparsers: Any, groups: dict[str, Any] | None = None, only: str | None = None
+) -> None:
+    """``arena challenge`` (through the SDK's list of command modules, ``cli.PLUGINS``), and
+    ``arena bot prefs`` when the ``bot`` group is there; with ``only``, the command it names."""
+    if only in (None, "challenge"):
+        _register_challenge(subparsers)
+    if groups and "bot" in groups:
+        _register_prefs(groups["bot"])
+
+
+def _register_challenge(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "challenge",
         help="challenge other bots with one of yours (through the web server)",
@@ -283,8 +293,6 @@ def register(subparsers: Any, groups: dict[str, Any] | None = None) -> None:
     p.add_argument("--list", action="store_true", help="list your challenges, newest first")
     add_server_options(p, redis_too=False)
     p.set_defaults(handler=cmd_challenge)
-    if groups and "bot" in groups:
-        _register_prefs(groups["bot"])
 
 
 def _register_prefs(bot_sub: Any) -> None:

@@ -3,7 +3,9 @@
 The SDK's own subcommands live here. The referee (``arboretum-server``), the league
 (``arboretum-league``) and the web app (``arboretum-web``) add theirs through a module with
 ``register(subparsers, groups)``; when such a distribution is not installed, its subcommands
-still appear in ``--help`` and say what to install.
+still appear in ``--help`` and say what to install. A command builds only what it needs: the
+plugin that owns it (:func:`plugins_for`), and of that only its own top-level command, given to
+``register`` as ``only=`` (:func:`command_of`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import inspect
 import logging
 import sys
 from collections.abc import Callable, Sequence
@@ -155,9 +158,12 @@ class _VersionAction(argparse.Action):
 Plugin = tuple[str, str, dict[str, str]]
 
 
-def build_parser(plugins: bool | Sequence[Plugin] = True) -> argparse.ArgumentParser:
+def build_parser(
+    plugins: bool | Sequence[Plugin] = True, only: str | None = None
+) -> argparse.ArgumentParser:
     """The whole command tree. With ``plugins=False`` only the SDK's own commands are there; with
-    a list of :data:`PLUGINS` entries, the SDK's and those plugins' (:func:`plugins_for`)."""
+    a list of :data:`PLUGINS` entries, the SDK's and those plugins' (:func:`plugins_for`). With
+    ``only`` (a top-level command, :func:`command_of`) only that command's parser is built."""
     parser = ArenaParser(
         prog="arena",
         description="Arboretum Arena: the rules engine, bots, referee and league.",
@@ -172,6 +178,37 @@ def build_parser(plugins: bool | Sequence[Plugin] = True) -> argparse.ArgumentPa
     sub.required = True
     groups: dict[str, Any] = {}
 
+    if only in (None, "simulate"):
+        _add_simulate(sub)
+    if only in (None, "replay"):
+        _add_replay(sub)
+    if only in (None, "bot"):
+        bot = sub.add_parser("bot", help="run or submit bots")
+        groups["bot"] = bot.add_subparsers(dest="bot_command", metavar="ACTION")
+        groups["bot"].required = True
+        _register_sdk_bot_commands(groups["bot"])
+
+    chosen = PLUGINS if plugins is True else plugins or ()
+    for module_name, distribution, commands in chosen:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            if exc.name and not module_name.startswith(exc.name.split(".")[0]):
+                missing = exc.name
+            else:
+                missing = None
+            for path, help_text in commands.items():
+                if only in (None, path.split()[0]):
+                    _register_missing(sub, groups, path, help_text, distribution, missing)
+            continue
+        if only is None or "only" not in inspect.signature(module.register).parameters:
+            module.register(sub, groups)  # all its commands (a plugin may not know ``only``)
+        else:
+            module.register(sub, groups, only=only)
+    return parser
+
+
+def _add_simulate(sub: Any) -> None:
     p = sub.add_parser(
         "simulate",
         help="play games in-process with the random policy",
@@ -188,6 +225,8 @@ def build_parser(plugins: bool | Sequence[Plugin] = True) -> argparse.ArgumentPa
     )
     p.set_defaults(handler=cmd_simulate)
 
+
+def _add_replay(sub: Any) -> None:
     replay = sub.add_parser("replay", help="verify, show or analyse replay files")
     replay_sub = replay.add_subparsers(dest="replay_command", metavar="ACTION")
     replay_sub.required = True
@@ -211,27 +250,6 @@ def build_parser(plugins: bool | Sequence[Plugin] = True) -> argparse.ArgumentPa
     p.add_argument("file", type=Path, metavar="FILE", help="a replay file (JSON)")
     p.set_defaults(handler=cmd_replay_show)
     _add_replay_analyze(replay_sub)
-
-    bot = sub.add_parser("bot", help="run or submit bots")
-    bot_sub = bot.add_subparsers(dest="bot_command", metavar="ACTION")
-    bot_sub.required = True
-    groups["bot"] = bot_sub
-    _register_sdk_bot_commands(bot_sub)
-
-    chosen = PLUGINS if plugins is True else plugins or ()
-    for module_name, distribution, commands in chosen:
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
-            if exc.name and not module_name.startswith(exc.name.split(".")[0]):
-                missing = exc.name
-            else:
-                missing = None
-            for path, help_text in commands.items():
-                _register_missing(sub, groups, path, help_text, distribution, missing)
-            continue
-        module.register(sub, groups)
-    return parser
 
 
 def _add_replay_analyze(replay_sub: Any) -> None:
@@ -323,12 +341,25 @@ def plugins_for(argv: Sequence[str]) -> list[Plugin]:
     return owners
 
 
+# The SDK's own top-level commands.
+SDK_COMMANDS = {"simulate", "replay", "bot"}
+
+
+def command_of(argv: Sequence[str]) -> str | None:
+    """The top-level command ``argv`` starts with, when its parser alone will do (``arena league
+    run`` builds neither ``match`` nor ``sprt``); ``None`` when every command is needed: help, an
+    option first, a word no table names, and ``bot`` (a group that several plugins fill)."""
+    first = argv[0] if argv else None
+    plugins = {path.split()[0] for _, _, commands in PLUGINS for path in commands}
+    return first if first in SDK_COMMANDS | plugins and first != "bot" else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # Before anything imports gRPC: the transport settings of the arena's processes.
     grpc_setup.apply()
     if argv is None:
         argv = sys.argv[1:]
-    parser = build_parser(plugins=plugins_for(argv))
+    parser = build_parser(plugins=plugins_for(argv), only=command_of(argv))
     args = parser.parse_args(argv)
     _configure_logging(args)
     try:

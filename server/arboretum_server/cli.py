@@ -19,8 +19,19 @@ __all__ = ["register"]
 log = logging.getLogger(__name__)
 
 
-def register(subparsers: Any, groups: dict[str, Any]) -> None:
-    """Add the referee's subcommands to the ``arena`` parser."""
+def register(subparsers: Any, groups: dict[str, Any], only: str | None = None) -> None:
+    """Add the referee's subcommands to the ``arena`` parser (with ``only``, the one it names)."""
+    if only in (None, "serve"):
+        _add_serve(subparsers)
+
+    # --- the local runner: `arena play` lives in arboretum_server.local (another module, another
+    # --- owner); it registers itself here when it exists.
+    if only in (None, "play") and importlib.util.find_spec(f"{__package__}.local") is not None:
+        local = importlib.import_module(f"{__package__}.local")
+        local.register(subparsers)
+
+
+def _add_serve(subparsers: Any) -> None:
     from . import config
 
     p = subparsers.add_parser(
@@ -34,12 +45,6 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     )
     config.add_arguments(p)
     p.set_defaults(handler=cmd_serve, log_level="info")
-
-    # --- the local runner: `arena play` lives in arboretum_server.local (another module, another
-    # --- owner); it registers itself here when it exists.
-    if importlib.util.find_spec(f"{__package__}.local") is not None:
-        local = importlib.import_module(f"{__package__}.local")
-        local.register(subparsers)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

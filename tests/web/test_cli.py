@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -72,6 +73,41 @@ def test_a_command_registers_only_the_plugin_that_owns_it() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_a_command_builds_only_the_group_it_names() -> None:
+    """`arena league run` builds the `league` group, every action of it, and no other command
+    (neither `match`, `sprt`, `demo` nor the SDK's `bot`: their modules are not even imported);
+    `arena --help` still lists every command."""
+    everything = sdk_cli.build_parser()
+    commands = _choices(everything)
+    code = (
+        "import contextlib, io, json, sys\n"
+        "from arboretum_sdk import cli\n"
+        "argv = ['league', 'run', 'x']\n"
+        "parser = cli.build_parser(plugins=cli.plugins_for(argv), only=cli.command_of(argv))\n"
+        "parser.parse_args(argv)\n"
+        "modules = sorted(sys.modules)\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.suppress(SystemExit):\n"
+        "    cli.main(['--help'])\n"
+        "print(json.dumps([list(parser._subparsers._group_actions[0].choices), modules, "
+        "out.getvalue()]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    built, modules, help_text = json.loads(out.stdout)
+    assert built == ["league"]
+    for parser_only in ("match_cli", "output_cli", "sprt.cli", "demo", "bot_cli"):
+        assert f"arboretum_worker.{parser_only}" not in modules
+    assert "arboretum_sdk.botcli" not in modules
+    league = sdk_cli.build_parser(only="league")
+    assert list(_choices(_choices(league)["league"])) == list(_choices(commands["league"]))
+    assert all(f"\n    {name} " in help_text for name in commands), help_text
+    assert {"simulate", "bot", "challenge", "serve", "web", "match", "sprt"} < set(commands)
+
+
+def _choices(parser: Any) -> dict[str, Any]:
+    """A parser's subcommands by name."""
+    return dict(parser._subparsers._group_actions[0].choices)
 
 
 def _web(*args: str, temp: Path, **kwargs: Any) -> Any:

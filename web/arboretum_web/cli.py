@@ -49,8 +49,11 @@ def _turns(text: str) -> int:
     return value
 
 
-def register(subparsers: Any, groups: dict[str, Any]) -> None:
-    """Add ``web`` (and ``web author ...``) to the ``arena`` parser."""
+def register(subparsers: Any, groups: dict[str, Any], only: str | None = None) -> None:
+    """Add ``web`` (and ``web author ...``) to the ``arena`` parser (with ``only``, when it is
+    ``web``)."""
+    if only not in (None, "web"):
+        return
     p = subparsers.add_parser(
         "web",
         help="serve the web viewer",

@@ -13,24 +13,48 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+# Every league command needs Redis: without the module, importing this one fails and `arena`
+# names it ("arena league needs arboretum-league: the 'redis' module is missing").
+import redis  # noqa: F401
+
 from arboretum_sdk.clitools import UserError
 
-from . import bot_cli, league_cli, match_cli
+from . import league_cli
 from .cliargs import common as common_parser
 from .cliargs import settings_of
 
 __all__ = ["register"]
 
 
-def register(subparsers: Any, groups: dict[str, Any]) -> None:
-    """Add the league's subcommands to the ``arena`` parser (and ``versions`` to ``groups["bot"]``).
+def register(subparsers: Any, groups: dict[str, Any], only: str | None = None) -> None:
+    """Add the league's subcommands to the ``arena`` parser (and ``versions`` to ``groups["bot"]``);
+    with ``only`` (a top-level command, such as ``league``), just that command.
 
     ``arena bot submit`` belongs to the SDK (authors submit remotely with the SDK alone); without
     ``--server`` it calls :func:`.bot_cli.cmd_bot_submit`, which stores the bot in Redis directly.
     Each command group registers its own subcommands (:mod:`.league_cli`, :mod:`.match_cli`,
     :mod:`.sprt.cli`, :mod:`.bot_cli`)."""
     common = common_parser()
+    if only in (None, "demo"):
+        _add_demo(subparsers)
+    if only in (None, "worker"):
+        _add_worker(subparsers, common)
+    league_cli.register(subparsers, common, only)
+    if only in (None, "match"):
+        from . import match_cli
 
+        match_cli.register(subparsers, common)
+    if only in (None, "sprt"):
+        from .sprt import cli as sprt_cli
+
+        sprt_cli.register(subparsers)
+    if only in (None, "bot"):
+        from . import bot_cli
+
+        bot_cli.register(groups, common)
+
+
+def _add_demo(subparsers: Any) -> None:
     from .demo import add_arguments as demo_arguments
     from .demo import main as demo_main
 
@@ -48,6 +72,8 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
     demo_arguments(p)
     p.set_defaults(handler=demo_main)
 
+
+def _add_worker(subparsers: Any, common: argparse.ArgumentParser) -> None:
     p = subparsers.add_parser(
         "worker",
         parents=[common],
@@ -73,13 +99,6 @@ def register(subparsers: Any, groups: dict[str, Any]) -> None:
         "(default: arena-<host>-<pid>-<random>, new at every start)",
     )
     p.set_defaults(handler=cmd_worker, log_level="info")
-
-    league_cli.register(subparsers, common)
-    match_cli.register(subparsers, common)
-    from .sprt import cli as sprt_cli
-
-    sprt_cli.register(subparsers)
-    bot_cli.register(groups, common)
 
 
 def cmd_worker(args: argparse.Namespace) -> int:

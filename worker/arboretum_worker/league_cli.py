@@ -30,10 +30,15 @@ from .settings import (
 __all__ = ["register"]
 
 
-def register(subparsers: Any, common: argparse.ArgumentParser) -> None:
-    """Add ``arena league ...``, ``arena leaderboard`` and ``arena ratings``."""
-    _add_league(subparsers, common)
-    _add_standings(subparsers, common)
+def register(subparsers: Any, common: argparse.ArgumentParser, only: str | None = None) -> None:
+    """Add ``arena league ...``, ``arena leaderboard`` and ``arena ratings`` (with ``only``, the
+    one of them it names, or none)."""
+    if only in (None, "league"):
+        _add_league(subparsers, common)
+    if only in (None, "leaderboard"):
+        _add_leaderboard(subparsers, common)
+    if only in (None, "ratings"):
+        _add_ratings(subparsers, common)
 
 
 def _add_league(subparsers: Any, common: argparse.ArgumentParser) -> None:
@@ -103,7 +108,7 @@ def _add_league(subparsers: Any, common: argparse.ArgumentParser) -> None:
     audit_cli.register(lsub, common, (redis_of, settings_of))
 
 
-def _add_standings(subparsers: Any, common: argparse.ArgumentParser) -> None:
+def _add_leaderboard(subparsers: Any, common: argparse.ArgumentParser) -> None:
     p = subparsers.add_parser(
         "leaderboard",
         parents=[common],
@@ -122,6 +127,8 @@ def _add_standings(subparsers: Any, common: argparse.ArgumentParser) -> None:
     )
     p.set_defaults(handler=cmd_leaderboard)
 
+
+def _add_ratings(subparsers: Any, common: argparse.ArgumentParser) -> None:
     p = subparsers.add_parser(
         "ratings",
         parents=[common],
