@@ -2,10 +2,10 @@
 
 The SDK's own subcommands live here. The referee (``arboretum-server``), the league
 (``arboretum-league``) and the web app (``arboretum-web``) add theirs through a module with
-``register(subparsers, groups)``; when such a distribution is not installed, its subcommands
-still appear in ``--help`` and say what to install. A command builds only what it needs: the
-plugin that owns it (:func:`plugins_for`), and of that only its own top-level command, given to
-``register`` as ``only=`` (:func:`command_of`).
+``register(subparsers, groups, only=None)``; when such a distribution is not installed, its
+subcommands still appear in ``--help`` and say what to install. A command builds only what it
+needs: the plugin that owns it (:func:`plugins_for`), and of that only its own top-level
+command, given to ``register`` as ``only`` (:func:`command_of`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
-import inspect
 import logging
 import sys
 from collections.abc import Callable, Sequence
@@ -201,10 +200,7 @@ def build_parser(
                 if only in (None, path.split()[0]):
                     _register_missing(sub, groups, path, help_text, distribution, missing)
             continue
-        if only is None or "only" not in inspect.signature(module.register).parameters:
-            module.register(sub, groups)  # all its commands (a plugin may not know ``only``)
-        else:
-            module.register(sub, groups, only=only)
+        module.register(sub, groups, only=only)
     return parser
 
 
