@@ -29,6 +29,7 @@ __all__ = [
     "bot_list",
     "bot_versions",
     "client_of",
+    "fetch_match",
     "league_join",
     "league_leave",
     "match_list",
@@ -38,6 +39,7 @@ __all__ = [
     "register",
     "remote",
     "sprt",
+    "web_call",
 ]
 
 POLL_S = 1.0
@@ -86,7 +88,8 @@ def client_of(args: argparse.Namespace, *, token_required: bool = True) -> WebCl
         raise UsageError(str(exc)) from None
 
 
-def _call(fn: Callable[[], Any]) -> Any:
+def web_call(fn: Callable[[], Any]) -> Any:
+    """``fn()``, a request to the web server; its refusal becomes one ``arena:`` line."""
     try:
         return fn()
     except WebError as exc:
@@ -112,7 +115,7 @@ def _when(stamp: float | None) -> str:
 
 def bot_list(args: argparse.Namespace) -> int:
     client = client_of(args)
-    data = _call(lambda: client.get("/me/bots"))
+    data = web_call(lambda: client.get("/me/bots"))
     bots = data["bots"]
     if not bots:
         print(f"author {data['author']}: no bots yet (arena bot submit PATH --name NAME)")
@@ -128,7 +131,7 @@ def bot_list(args: argparse.Namespace) -> int:
 
 def bot_versions(args: argparse.Namespace) -> int:
     client = client_of(args, token_required=False)
-    data = _call(lambda: client.get(f"/bots/{quote(args.name)}/versions"))
+    data = web_call(lambda: client.get(f"/bots/{quote(args.name)}/versions"))
     rows = [
         [
             str(v["index"]),
@@ -154,7 +157,7 @@ def _seats(match: dict[str, Any]) -> str:
 def match_list(args: argparse.Namespace) -> int:
     client = client_of(args, token_required=False)
     params = {"league": args.league, "bot": args.bot, "status": args.status, "limit": args.limit}
-    data = _call(lambda: client.get("/matches", **params))
+    data = web_call(lambda: client.get("/matches", **params))
     if args.ids:
         for m in data["matches"]:
             print(m["id"])
@@ -166,13 +169,14 @@ def match_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _match(client: WebClient, match_id: str) -> dict[str, Any]:
-    return dict(_call(lambda: client.get(f"/matches/{quote(match_id)}")))
+def fetch_match(client: WebClient, match_id: str) -> dict[str, Any]:
+    """A match's JSON from the web server (``GET /matches/ID``)."""
+    return dict(web_call(lambda: client.get(f"/matches/{quote(match_id)}")))
 
 
 def match_show(args: argparse.Namespace) -> int:
     client = client_of(args, token_required=False)
-    m = _match(client, args.match_id)
+    m = fetch_match(client, args.match_id)
     print(f"match {m['id']} of {m['league']}: {m['status']} ({plural(m['attempts'], 'attempt')})")
     if m.get("failure"):
         print(f"  last failure: {m['failure']}")
@@ -192,7 +196,7 @@ def match_show(args: argparse.Namespace) -> int:
 
 def match_logs(args: argparse.Namespace) -> int:
     client = client_of(args)
-    m = _match(client, args.match_id)
+    m = fetch_match(client, args.match_id)
     seats = [
         s["seat"]
         for s in m["seats"]
@@ -202,7 +206,7 @@ def match_logs(args: argparse.Namespace) -> int:
     if not seats:
         raise UserError(f"no bot {args.bot!r} in match {m['id']} (seats: {_seats(m)})")
     for seat in seats:
-        log = _call(partial(client.get, f"/matches/{quote(m['id'])}/seats/{seat}/log"))
+        log = web_call(partial(client.get, f"/matches/{quote(m['id'])}/seats/{seat}/log"))
         if len(seats) > 1:
             print(f"--- seat {seat}")
         text = log["log"]
@@ -213,7 +217,7 @@ def match_logs(args: argparse.Namespace) -> int:
 def match_replay(args: argparse.Namespace) -> int:
     client = client_of(args, token_required=False)
     path = f"/matches/{quote(args.match_id)}/games/{args.game}/replay"
-    data = _call(lambda: client.call("GET", path, raw=True))
+    data = web_call(lambda: client.call("GET", path, raw=True))
     if args.output is not None:
         clitools.output_file(args.output, "the replay")
         args.output.write_bytes(data)
@@ -232,7 +236,7 @@ def league_join(args: argparse.Namespace, bots: Sequence[str]) -> int:
     client = client_of(args)
     path = f"/leagues/{quote(args.name)}/members"
     for bot in bots:
-        done = _call(partial(client.post, path, {"bot": bot}))
+        done = web_call(partial(client.post, path, {"bot": bot}))
         note = (
             f" (replaces {done['replaced'][:8]}, no longer scheduled)" if done["replaced"] else ""
         )
@@ -242,7 +246,7 @@ def league_join(args: argparse.Namespace, bots: Sequence[str]) -> int:
 
 def league_leave(args: argparse.Namespace) -> int:
     client = client_of(args)
-    done = _call(lambda: client.delete(f"/leagues/{quote(args.name)}/members/{quote(args.bot)}"))
+    done = web_call(lambda: client.delete(f"/leagues/{quote(args.name)}/members/{quote(args.bot)}"))
     print(f"ladder {done['league']}: {done['bot']}@{done['version'][:8]} left (its results stay)")
     return 0
 
@@ -328,7 +332,7 @@ def cmd_prefs(args: argparse.Namespace) -> int:
     if args.private_results or args.public_results:
         body["public_results"] = bool(args.public_results)
     path = f"/bots/{quote(args.name)}/prefs"
-    prefs = _call(
+    prefs = web_call(
         partial(client.call, "PUT", path, body=body) if body else partial(client.get, path)
     )
     accepts = "accepts" if prefs["accept_challenges"] else "declines"
@@ -372,11 +376,11 @@ def cmd_challenge(args: argparse.Namespace) -> int:
     if actions and args.bot is not None:
         raise UsageError(f"--{actions[0]} takes no bots")
     if args.cancel:
-        done = _call(lambda: client.post(f"/challenges/{quote(args.cancel)}/cancel"))
+        done = web_call(lambda: client.post(f"/challenges/{quote(args.cancel)}/cancel"))
         print(f"challenge {done['id']}: {done['status']}")
         return 0
     if args.list:
-        found = _call(lambda: client.get("/challenges"))["challenges"]
+        found = web_call(lambda: client.get("/challenges"))["challenges"]
         for c in found:
             bots = " vs ".join(b["name"] for b in c["bots"])
             print(f"{_challenge_line(c)}  {bots}")
@@ -384,7 +388,7 @@ def cmd_challenge(args: argparse.Namespace) -> int:
             print("no challenges yet (arena challenge BOT OPPONENT...)")
         return 0
     if args.show:
-        c = _call(lambda: client.get(f"/challenges/{quote(args.show)}"))
+        c = web_call(lambda: client.get(f"/challenges/{quote(args.show)}"))
     else:
         if args.bot is None:
             raise UsageError("name your bot and the bots it challenges: arena challenge BOT OPP...")
@@ -395,7 +399,7 @@ def cmd_challenge(args: argparse.Namespace) -> int:
         }
         # --players is the least number of seats: more than the bots named are filled by greedy
         body["players"] = max(args.players or 2, 1 + len(args.opponents))
-        c = _call(lambda: client.post("/challenges", body))
+        c = web_call(lambda: client.post("/challenges", body))
         print(c["id"])
     if args.follow:
         c = _follow(lambda: client.get(f"/challenges/{quote(c['id'])}"), _challenge_line)
@@ -411,7 +415,7 @@ def _follow(fetch: Callable[[], Any], line: Callable[[dict[str, Any]], str]) -> 
     new line on stderr when it changed."""
     last = ""
     while True:
-        data = dict(_call(fetch))
+        data = dict(web_call(fetch))
         text = line(data)
         if text != last:
             print(text, file=sys.stderr, flush=True)
@@ -438,11 +442,11 @@ def sprt(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     (followed unless ``--detach``), or ``--follow``, ``--cancel`` or ``--list``."""
     client = client_of(args)
     if args.cancel:
-        done = _call(lambda: client.post(f"/sprt/{quote(args.cancel)}/cancel"))
+        done = web_call(lambda: client.post(f"/sprt/{quote(args.cancel)}/cancel"))
         print(f"test {done['id']}: {done['status']}")
         return 0
     if args.list:
-        tests = _call(lambda: client.get("/sprt", mine=1))["tests"]
+        tests = web_call(lambda: client.get("/sprt", mine=1))["tests"]
         for t in tests:
             print(_test_line(t))
         if not tests:
@@ -451,7 +455,7 @@ def sprt(args: argparse.Namespace, settings: dict[str, Any]) -> int:
     test_id = args.follow
     if test_id is None:
         body = {"new": args.new, "old": args.old, **settings}
-        t = _call(lambda: client.post("/sprt", body))
+        t = web_call(lambda: client.post("/sprt", body))
         test_id = t["id"]
         print(test_id)
         print(_test_line(t), file=sys.stderr)

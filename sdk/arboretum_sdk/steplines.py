@@ -60,12 +60,12 @@ def print_lines(found: dict[str, Any], output: dict[str, Any] | None, step: int)
 
 def remote_step(args: argparse.Namespace) -> int:
     """``--step`` through a web server (``--server``): the replay, then the seat's output."""
-    from .authorcli import _call, _match, client_of
+    from .authorcli import client_of, fetch_match, web_call
     from .clitools import UserError
     from .webclient import quote
 
     client = client_of(args)
-    m = _match(client, args.match_id)
+    m = fetch_match(client, args.match_id)
     seats = None
     if args.bot is not None:
         seats = [
@@ -77,12 +77,12 @@ def remote_step(args: argparse.Namespace) -> int:
         if not seats:
             raise UserError(f"no bot {args.bot!r} in match {m['id']}")
     base = f"/matches/{quote(m['id'])}/games/{args.game}"
-    steps = _call(lambda: client.get(base + "/replay")).get("steps", [])
+    steps = web_call(lambda: client.get(base + "/replay")).get("steps", [])
     problem = step_problem(steps, args.step, args.game, m["id"], seats, args.bot or "")
     if problem is not None:
         raise UserError(problem)
     found = steps[args.step]
     print(step_header(found, args.step, args.game))
-    output = _call(lambda: client.get(f"{base}/seats/{found['seat']}/output"))
+    output = web_call(lambda: client.get(f"{base}/seats/{found['seat']}/output"))
     print_lines(found, output, args.step)
     return 0
