@@ -62,7 +62,9 @@ def test_authors_join_and_leave_an_open_ladder_with_their_own_bots_only(
     assert unknown.status_code == 404 and "nosuchbot" in unknown.json()["error"]["message"]
     assert client.post(url, json={"bot": 3}, headers=bob).status_code == 400
     assert client.post(url, content=b"not json", headers=bob).status_code == 400
-    cookie_only = client.post(url, json={"bot": "sapling"}, cookies={"arena_token": "x"})
+    client.cookies.set("arena_token", "x")
+    cookie_only = client.post(url, json={"bot": "sapling"})
+    client.cookies.clear()
     assert cookie_only.status_code == 401
 
     joined = client.post(url, json={"bot": "sapling"}, headers=bob)
