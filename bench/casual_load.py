@@ -54,7 +54,7 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -258,6 +258,23 @@ class Answer:
         return json.loads(self.content)
 
 
+class Stream:
+    """A streamed response (the feed) as a person reads it, from either client."""
+
+    def __init__(
+        self,
+        status_code: int,
+        body: Callable[[], Awaitable[bytes]],
+        lines: Callable[[], AsyncIterator[str]],
+    ) -> None:
+        self.status_code, self._body, self.lines = status_code, body, lines
+        self.text = ""
+
+    async def read(self) -> None:
+        """Read the rest of the body into ``text`` (an error's answer)."""
+        self.text = (await self._body()).decode(errors="replace")
+
+
 class AiohttpClient:
     """A person's client on ``aiohttp`` (the default: the least CPU a request of the two, which
     this benchmark's machine shares with the server: docs/benchmarks.md)."""
@@ -285,21 +302,12 @@ class AiohttpClient:
     async def stream(self, path: str, headers: dict[str, str]) -> AsyncIterator[Any]:
         timeout = self._aiohttp.ClientTimeout(total=None)
         async with self.session.get(path, headers=headers, timeout=timeout) as response:
-            yield _AiohttpStream(response)
+            yield Stream(response.status, response.read, lambda: _aiohttp_lines(response))
 
 
-class _AiohttpStream:
-    def __init__(self, response: Any) -> None:
-        self.response = response
-        self.status_code = response.status
-        self.text = ""
-
-    async def read(self) -> None:
-        self.text = (await self.response.read()).decode(errors="replace")
-
-    async def lines(self) -> AsyncIterator[str]:
-        async for raw in self.response.content:
-            yield raw.decode().rstrip("\r\n")
+async def _aiohttp_lines(response: Any) -> AsyncIterator[str]:
+    async for raw in response.content:
+        yield raw.decode().rstrip("\r\n")
 
 
 class Httpx2Client:
@@ -324,21 +332,7 @@ class Httpx2Client:
     @contextlib.asynccontextmanager
     async def stream(self, path: str, headers: dict[str, str]) -> AsyncIterator[Any]:
         async with self.client.stream("GET", path, headers=headers, timeout=None) as response:
-            yield _Httpx2Stream(response)
-
-
-class _Httpx2Stream:
-    def __init__(self, response: Any) -> None:
-        self.response = response
-        self.status_code = response.status_code
-        self.text = ""
-
-    async def read(self) -> None:
-        self.text = (await self.response.aread()).decode(errors="replace")
-
-    async def lines(self) -> AsyncIterator[str]:
-        async for line in self.response.aiter_lines():
-            yield line
+            yield Stream(response.status_code, response.aread, response.aiter_lines)
 
 
 CLIENTS = {"aiohttp": AiohttpClient, "httpx2": Httpx2Client}
