@@ -11,8 +11,8 @@ the casual games' bots are the same versions, in their sandboxes.
 Each round times a league twice, the same league under a new name: first alone, then while
 ``--games`` scripted people play casual games through the web app over HTTP, as a browser does
 (an ``aiohttp`` client of their own each, all in one process; ``--client httpx2`` for the
-benchmark's earlier client, which costs about three times the CPU a request on a machine that
-the server shares): a person opens a bot's page and the Play page, starts a game (``POST
+benchmark's earlier client, which spent about twice the CPU a decision on a machine that the
+server shares): a person opens a bot's page and the Play page, starts a game (``POST
 /api/play``: 1 to 3 of the league's bots, a random seat, the players cycling through
 ``--players``), opens the game's page, reads its state and follows its feed (server-sent
 events), and answers each request with a legal decision chosen at random from the request (a
