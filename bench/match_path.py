@@ -12,7 +12,8 @@ recorded:
 3. ``arena leaderboard --league path`` (the operator reading the board).
 
 A module counts when a function (or method) defined in it is called: importing a module, its
-class bodies and module-level code do not count. One match is the first command, the worker's
+class bodies and module-level code do not count (nor a comprehension that module-level code or a
+class body runs: Python runs those as functions of their own). One match is the first command, the worker's
 own process, the work horse of the league's first match, and the last command. The work horse of
 the league's last match also marks the league finished and stores its rating fit: what that adds
 is listed apart (once per league, not per match). The bots' processes (``arena bot run`` in their
@@ -52,17 +53,27 @@ PACKAGES = {
 
 # Run in each recorded process: a profile hook on every thread (and every forked child: a fork
 # keeps the hook) that appends a module's file to OUT the first time one of its functions runs.
+# A comprehension is a function to Python; one run by a module's or a class's body (code that is
+# not CO_OPTIMIZED), directly or inside another comprehension, is that body's, and does not count.
 TRACER = r"""
 import os, sys, threading
 out, roots = os.environ["MATCH_PATH_OUT"], tuple(os.environ["MATCH_PATH_ROOTS"].split(":"))
 seen = set()
 CO_OPTIMIZED = 1
+COMPREHENSIONS = {"<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>"}
 def hook(frame, event, arg):
     if event != "call":
         return
     code = frame.f_code
     name = code.co_filename
     if name in seen or not code.co_flags & CO_OPTIMIZED:
+        return
+    caller = frame.f_back
+    while caller is not None and caller.f_code.co_name in COMPREHENSIONS:
+        caller = caller.f_back
+    if code.co_name in COMPREHENSIONS and (
+        caller is None or not caller.f_code.co_flags & CO_OPTIMIZED
+    ):
         return
     seen.add(name)
     if name.startswith(roots):

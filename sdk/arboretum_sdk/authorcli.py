@@ -255,10 +255,14 @@ def league_leave(args: argparse.Namespace) -> int:
 
 
 def register(
-    subparsers: Any, groups: dict[str, Any] | None = None, only: str | None = None
+    subparsers: Any,
+    groups: dict[str, Any] | None = None,
+    only: str | None = None,
+    action: str | None = None,
 ) -> None:
     """``arena challenge`` (through the SDK's list of command modules, ``cli.PLUGINS``), and
-    ``arena bot prefs`` when the ``bot`` group is there; with ``only``, the command it names."""
+    ``arena bot prefs`` when the ``bot`` group is there; with ``only``, the command it names
+    (``action`` is not used: ``arena challenge`` has no actions)."""
     if only in (None, "challenge"):
         _register_challenge(subparsers)
     if groups and "bot" in groups:

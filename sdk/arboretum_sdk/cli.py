@@ -2,10 +2,12 @@
 
 The SDK's own subcommands live here. The referee (``arboretum-server``), the league
 (``arboretum-league``) and the web app (``arboretum-web``) add theirs through a module with
-``register(subparsers, groups, only=None)``; when such a distribution is not installed, its
-subcommands still appear in ``--help`` and say what to install. A command builds only what it
-needs: the plugin that owns it (:func:`plugins_for`), and of that only its own top-level
-command, given to ``register`` as ``only`` (:func:`command_of`).
+``register(subparsers, groups, only=None, action=None)``; when such a distribution is not
+installed, its subcommands still appear in ``--help`` and say what to install. A command builds
+only what it needs: the plugin that owns it (:func:`plugins_for`), of that only its own top-level
+command, given to ``register`` as ``only`` (:func:`command_of`), and of a group such as ``arena
+league`` only the action named, given as ``action`` (:func:`action_of`; a plugin whose commands
+have no actions ignores it).
 """
 
 from __future__ import annotations
@@ -158,11 +160,13 @@ Plugin = tuple[str, str, dict[str, str]]
 
 
 def build_parser(
-    plugins: bool | Sequence[Plugin] = True, only: str | None = None
+    plugins: bool | Sequence[Plugin] = True, only: str | None = None, action: str | None = None
 ) -> argparse.ArgumentParser:
     """The whole command tree. With ``plugins=False`` only the SDK's own commands are there; with
     a list of :data:`PLUGINS` entries, the SDK's and those plugins' (:func:`plugins_for`). With
-    ``only`` (a top-level command, :func:`command_of`) only that command's parser is built."""
+    ``only`` (a top-level command, :func:`command_of`) only that command's parser is built, and
+    with ``action`` too (:func:`action_of`) a group that knows the action builds only its parser
+    (a word the group does not know gets every action, so that the error lists them)."""
     parser = ArenaParser(
         prog="arena",
         description="Arboretum Arena: the rules engine, bots, referee and league.",
@@ -200,7 +204,7 @@ def build_parser(
                 if only in (None, path.split()[0]):
                     _register_missing(sub, groups, path, help_text, distribution, missing)
             continue
-        module.register(sub, groups, only=only)
+        module.register(sub, groups, only=only, action=action)
     return parser
 
 
@@ -350,12 +354,21 @@ def command_of(argv: Sequence[str]) -> str | None:
     return first if first in SDK_COMMANDS | plugins and first != "bot" else None
 
 
+def action_of(argv: Sequence[str]) -> str | None:
+    """The second word of ``argv`` when the first is a command whose parser alone will do
+    (:func:`command_of`): ``run`` in ``arena league run NAME``. ``None`` for an option there
+    (``arena league --help``) and for a command line without one."""
+    if command_of(argv) is None or len(argv) < 2 or argv[1].startswith("-"):
+        return None
+    return argv[1]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # Before anything imports gRPC: the transport settings of the arena's processes.
     grpc_setup.apply()
     if argv is None:
         argv = sys.argv[1:]
-    parser = build_parser(plugins=plugins_for(argv), only=command_of(argv))
+    parser = build_parser(plugins=plugins_for(argv), only=command_of(argv), action=action_of(argv))
     args = parser.parse_args(argv)
     _configure_logging(args)
     try:

@@ -19,8 +19,11 @@ __all__ = ["register"]
 log = logging.getLogger(__name__)
 
 
-def register(subparsers: Any, groups: dict[str, Any], only: str | None = None) -> None:
-    """Add the referee's subcommands to the ``arena`` parser (with ``only``, the one it names)."""
+def register(
+    subparsers: Any, groups: dict[str, Any], only: str | None = None, action: str | None = None
+) -> None:
+    """Add the referee's subcommands to the ``arena`` parser (with ``only``, the one it names;
+    ``action`` is not used: neither command has actions)."""
     if only in (None, "serve"):
         _add_serve(subparsers)
 

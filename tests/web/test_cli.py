@@ -76,33 +76,79 @@ def test_a_command_registers_only_the_plugin_that_owns_it() -> None:
 
 
 def test_a_command_builds_only_the_group_it_names() -> None:
-    """`arena league run` builds the `league` group, every action of it, and no other command
-    (neither `match`, `sprt`, `demo` nor the SDK's `bot`: their modules are not even imported);
-    `arena --help` still lists every command."""
+    """`arena league run` builds the `league` group with its `run` action only, and no other
+    command (neither `match`, `sprt`, `demo` nor the SDK's `bot`, nor the ladder's and the
+    audit's actions: their modules are not even imported); `arena --help` still lists every
+    command."""
     everything = sdk_cli.build_parser()
     commands = _choices(everything)
     code = (
         "import contextlib, io, json, sys\n"
         "from arboretum_sdk import cli\n"
         "argv = ['league', 'run', 'x']\n"
-        "parser = cli.build_parser(plugins=cli.plugins_for(argv), only=cli.command_of(argv))\n"
+        "parser = cli.build_parser(plugins=cli.plugins_for(argv), only=cli.command_of(argv), "
+        "action=cli.action_of(argv))\n"
         "parser.parse_args(argv)\n"
         "modules = sorted(sys.modules)\n"
         "with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.suppress(SystemExit):\n"
         "    cli.main(['--help'])\n"
-        "print(json.dumps([list(parser._subparsers._group_actions[0].choices), modules, "
-        "out.getvalue()]))\n"
+        "group = parser._subparsers._group_actions[0].choices['league']\n"
+        "print(json.dumps([list(parser._subparsers._group_actions[0].choices), "
+        "list(group._subparsers._group_actions[0].choices), modules, out.getvalue()]))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    built, modules, help_text = json.loads(out.stdout)
+    built, actions, modules, help_text = json.loads(out.stdout)
     assert built == ["league"]
-    for parser_only in ("match_cli", "output_cli", "sprt.cli", "demo", "bot_cli"):
+    assert actions == ["run"]
+    for parser_only in (
+        "match_cli",
+        "output_cli",
+        "sprt.cli",
+        "demo",
+        "bot_cli",
+        "ladder.cli",
+        "audit.cli",
+    ):
         assert f"arboretum_worker.{parser_only}" not in modules
     assert "arboretum_sdk.botcli" not in modules
     league = sdk_cli.build_parser(only="league")
     assert list(_choices(_choices(league)["league"])) == list(_choices(commands["league"]))
+    for word in ("bogus", "--help"):  # an unknown action, or none: every action, for the error
+        league = sdk_cli.build_parser(only="league", action=word)
+        assert list(_choices(_choices(league)["league"])) == list(_choices(commands["league"]))
     assert all(f"\n    {name} " in help_text for name in commands), help_text
     assert {"simulate", "bot", "challenge", "serve", "web", "match", "sprt"} < set(commands)
+
+
+def test_each_league_action_alone_parses_as_in_the_whole_tree() -> None:
+    """The league group's table of actions (`league_cli`) names every action of the whole tree,
+    in its order; each action built alone is that action only, and reads a command line as the
+    whole tree does."""
+    from arboretum_worker import league_cli
+
+    whole = _choices(_choices(sdk_cli.build_parser())["league"])
+    table = (*league_cli.OWN_ACTIONS, *league_cli.LADDER_ACTIONS, *league_cli.AUDIT_ACTIONS)
+    assert list(whole) == list(table)
+    samples = {
+        "create": ["x", "--bots", "a", "b", "--ladder", "--depth", "4"],
+        "join": ["x", "a", "--server", "http://127.0.0.1:1"],
+        "leave": ["x", "a"],
+        "open": ["x", "--off"],
+        "audit": ["x", "--level", "0.1"],
+    }
+    for action in table:
+        argv = ["league", action, *samples.get(action, ["x"] if action != "list" else [])]
+        assert sdk_cli.action_of(argv) == action
+        alone = sdk_cli.build_parser(only="league", action=action)
+        assert list(_choices(_choices(alone)["league"])) == [action]
+        whole_args = vars(sdk_cli.build_parser().parse_args(argv))
+        alone_args = vars(alone.parse_args(argv))
+        for args in (whole_args, alone_args):  # a ladder action's handler is made per parser
+            args["handler"] = args["handler"].__qualname__
+        assert alone_args == whole_args, action
+    assert sdk_cli.action_of(["league", "--help"]) is None
+    assert sdk_cli.action_of(["league"]) is None
+    assert sdk_cli.action_of(["bot", "run", "greedy"]) is None  # `bot`: no command_of
 
 
 def _choices(parser: Any) -> dict[str, Any]:

@@ -49,9 +49,12 @@ def _turns(text: str) -> int:
     return value
 
 
-def register(subparsers: Any, groups: dict[str, Any], only: str | None = None) -> None:
+def register(
+    subparsers: Any, groups: dict[str, Any], only: str | None = None, action: str | None = None
+) -> None:
     """Add ``web`` (and ``web author ...``) to the ``arena`` parser (with ``only``, when it is
-    ``web``)."""
+    ``web``; ``action`` is not used: ``arena web`` serves, and its few actions are built
+    always)."""
     if only not in (None, "web"):
         return
     p = subparsers.add_parser(

@@ -26,9 +26,12 @@ from .cliargs import settings_of
 __all__ = ["register"]
 
 
-def register(subparsers: Any, groups: dict[str, Any], only: str | None = None) -> None:
+def register(
+    subparsers: Any, groups: dict[str, Any], only: str | None = None, action: str | None = None
+) -> None:
     """Add the league's subcommands to the ``arena`` parser (and ``versions`` to ``groups["bot"]``);
-    with ``only`` (a top-level command, such as ``league``), just that command.
+    with ``only`` (a top-level command, such as ``league``), just that command, and with
+    ``action`` (such as ``run``) just that action of the ``league`` group.
 
     ``arena bot submit`` belongs to the SDK (authors submit remotely with the SDK alone); without
     ``--server`` it calls :func:`.bot_cli.cmd_bot_submit`, which stores the bot in Redis directly.
@@ -39,7 +42,7 @@ def register(subparsers: Any, groups: dict[str, Any], only: str | None = None) -
         _add_demo(subparsers)
     if only in (None, "worker"):
         _add_worker(subparsers, common)
-    league_cli.register(subparsers, common, only)
+    league_cli.register(subparsers, common, only, action)
     if only in (None, "match"):
         from . import match_cli
 

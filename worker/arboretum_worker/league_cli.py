@@ -30,21 +30,51 @@ from .settings import (
 __all__ = ["register"]
 
 
-def register(subparsers: Any, common: argparse.ArgumentParser, only: str | None = None) -> None:
+# The `league` group's actions, by the module that builds their parsers. `arena league ACTION`
+# builds that action's parser only (`arena league run` neither the ladder's nor the audit's);
+# help and a word none of them is build them all. A test checks the table against the parsers.
+OWN_ACTIONS = ("create", "run", "status", "cancel", "retry", "list")
+LADDER_ACTIONS = ("join", "leave", "open", "pause", "resume", "close")
+AUDIT_ACTIONS = ("audit",)
+
+
+def register(
+    subparsers: Any,
+    common: argparse.ArgumentParser,
+    only: str | None = None,
+    action: str | None = None,
+) -> None:
     """Add ``arena league ...``, ``arena leaderboard`` and ``arena ratings`` (with ``only``, the
-    one of them it names, or none)."""
+    one of them it names, or none; with ``action`` too, that action of ``arena league``)."""
     if only in (None, "league"):
-        _add_league(subparsers, common)
+        known = action in (*OWN_ACTIONS, *LADDER_ACTIONS, *AUDIT_ACTIONS)
+        _add_league(subparsers, common, action if known else None)
     if only in (None, "leaderboard"):
         _add_leaderboard(subparsers, common)
     if only in (None, "ratings"):
         _add_ratings(subparsers, common)
 
 
-def _add_league(subparsers: Any, common: argparse.ArgumentParser) -> None:
+def _add_league(subparsers: Any, common: argparse.ArgumentParser, action: str | None) -> None:
+    """The ``league`` group: every action, or with ``action`` that one only."""
     league = subparsers.add_parser("league", help="create, run and follow leagues")
     lsub = league.add_subparsers(dest="league_command", metavar="ACTION")
     lsub.required = True
+    if action in (None, "create"):
+        _add_create(lsub, common)
+    if action is None or action in OWN_ACTIONS[1:]:
+        _add_own_actions(lsub, common, action)
+    if action is None or action in LADDER_ACTIONS:
+        from .ladder import cli as ladder_cli
+
+        ladder_cli.register(lsub, common, action)
+    if action in (None, *AUDIT_ACTIONS):
+        from .audit import cli as audit_cli
+
+        audit_cli.register(lsub, common)
+
+
+def _add_create(lsub: Any, common: argparse.ArgumentParser) -> None:
     p = lsub.add_parser(
         "create",
         parents=[common],
@@ -86,26 +116,30 @@ def _add_league(subparsers: Any, common: argparse.ArgumentParser) -> None:
     ladder_cli.add_create_arguments(p)
     p.set_defaults(handler=cmd_league_create)
 
-    p = lsub.add_parser("run", parents=[common], help="enqueue the league's matches")
-    p.add_argument("name", metavar="NAME", help="the league's name")
-    p.add_argument("--wait", action="store_true", help="follow the progress until done")
-    p.set_defaults(handler=cmd_league_run)
-    p = lsub.add_parser("status", parents=[common], help="progress and failures")
-    p.add_argument("name", metavar="NAME", help="the league's name")
-    p.add_argument("--watch", action="store_true", help="refresh until the league is done")
-    p.set_defaults(handler=cmd_league_status)
-    p = lsub.add_parser("cancel", parents=[common], help="cancel the league's matches")
-    p.add_argument("name", metavar="NAME", help="the league's name")
-    p.set_defaults(handler=cmd_league_cancel)
-    p = lsub.add_parser("retry", parents=[common], help="re-run failed matches")
-    p.add_argument("name", metavar="NAME", help="the league's name")
-    p.set_defaults(handler=cmd_league_retry)
-    p = lsub.add_parser("list", parents=[common], help="list leagues")
-    p.set_defaults(handler=cmd_league_list)
-    ladder_cli.register(lsub, common, (redis_of, settings_of))
-    from .audit import cli as audit_cli
 
-    audit_cli.register(lsub, common, (redis_of, settings_of))
+def _add_own_actions(lsub: Any, common: argparse.ArgumentParser, action: str | None) -> None:
+    """``run``, ``status``, ``cancel``, ``retry`` and ``list`` (with ``action``, that one)."""
+    if action in (None, "run"):
+        p = lsub.add_parser("run", parents=[common], help="enqueue the league's matches")
+        p.add_argument("name", metavar="NAME", help="the league's name")
+        p.add_argument("--wait", action="store_true", help="follow the progress until done")
+        p.set_defaults(handler=cmd_league_run)
+    if action in (None, "status"):
+        p = lsub.add_parser("status", parents=[common], help="progress and failures")
+        p.add_argument("name", metavar="NAME", help="the league's name")
+        p.add_argument("--watch", action="store_true", help="refresh until the league is done")
+        p.set_defaults(handler=cmd_league_status)
+    if action in (None, "cancel"):
+        p = lsub.add_parser("cancel", parents=[common], help="cancel the league's matches")
+        p.add_argument("name", metavar="NAME", help="the league's name")
+        p.set_defaults(handler=cmd_league_cancel)
+    if action in (None, "retry"):
+        p = lsub.add_parser("retry", parents=[common], help="re-run failed matches")
+        p.add_argument("name", metavar="NAME", help="the league's name")
+        p.set_defaults(handler=cmd_league_retry)
+    if action in (None, "list"):
+        p = lsub.add_parser("list", parents=[common], help="list leagues")
+        p.set_defaults(handler=cmd_league_list)
 
 
 def _add_leaderboard(subparsers: Any, common: argparse.ArgumentParser) -> None:

@@ -1,30 +1,22 @@
 """``arena league audit NAME``: the collusion audit of a league, and leaving a pair out of its
-fit. Registered by :mod:`arboretum_worker.league_cli`, which passes its parser pieces and helpers
-in."""
+fit. Registered by :mod:`arboretum_worker.league_cli`, which passes its parser pieces in."""
 
 from __future__ import annotations
 
 import argparse
 import getpass
-from collections.abc import Callable
 from typing import Any
 
 from arboretum_sdk.clitools import fail, plural
 
+from ..cliargs import redis_of
 from ..report import version_label
 
 __all__ = ["register"]
 
-Helpers = tuple[Callable[[argparse.Namespace], Any], Callable[[argparse.Namespace], Any]]
-"""(redis client of the args, worker settings of the args), from
-:mod:`arboretum_worker.league_cli`."""
 
-_helpers: Helpers | None = None
-
-
-def register(lsub: Any, common: argparse.ArgumentParser, helpers: Helpers) -> None:
-    global _helpers
-    _helpers = helpers
+def register(lsub: Any, common: argparse.ArgumentParser) -> None:
+    """``arena league audit`` (its name is ``league_cli.AUDIT_ACTIONS``)."""
     p = lsub.add_parser(
         "audit",
         parents=[common],
@@ -99,8 +91,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from . import exclusions
     from .stats import audit
 
-    assert _helpers is not None
-    r = _helpers[0](args)
+    r = redis_of(args)
     name = args.name
     if store.get_league(r, name) is None:
         return fail(f"no league named {name!r} (arena league list shows them)")

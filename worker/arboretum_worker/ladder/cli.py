@@ -1,6 +1,6 @@
 """The ladder's commands: ``arena league create NAME --ladder``, ``arena league join|leave|
 open|pause|resume|close NAME`` and the ladder's ``arena league status``. Registered by
-:mod:`arboretum_worker.cli`, which passes its parser pieces and helpers in."""
+:mod:`arboretum_worker.league_cli`, which passes its parser pieces in."""
 
 from __future__ import annotations
 
@@ -12,27 +12,13 @@ from arboretum_sdk import argtypes
 from arboretum_sdk.authorcli import add_server_options, remote
 from arboretum_sdk.clitools import UsageError, fail, plural
 
+from ..cliargs import redis_of, settings_of
 from ..report import print_progress, table, version_label
 
 if TYPE_CHECKING:
     import redis
 
 __all__ = ["add_create_arguments", "cmd_create", "print_status", "register"]
-
-Helpers = tuple[Callable[[argparse.Namespace], Any], Callable[[argparse.Namespace], Any]]
-"""(redis client of the args, worker settings of the args), from :mod:`arboretum_worker.cli`."""
-
-_helpers: Helpers | None = None
-
-
-def _r(args: argparse.Namespace) -> Any:
-    assert _helpers is not None
-    return _helpers[0](args)
-
-
-def _settings(args: argparse.Namespace) -> Any:
-    assert _helpers is not None
-    return _helpers[1](args)
 
 
 def add_create_arguments(p: argparse.ArgumentParser) -> None:
@@ -61,9 +47,26 @@ def add_create_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def register(lsub: Any, common: argparse.ArgumentParser, helpers: Helpers) -> None:
-    global _helpers
-    _helpers = helpers
+def register(lsub: Any, common: argparse.ArgumentParser, only: str | None = None) -> None:
+    """The ladder's actions of ``arena league`` (with ``only``, the one it names; their names are
+    ``league_cli.LADDER_ACTIONS``)."""
+    for name, build in (("join", _add_join), ("leave", _add_leave), ("open", _add_open)):
+        if only in (None, name):
+            build(lsub, common)
+    for action, text in (
+        ("pause", "stop scheduling new matches of a ladder (queued ones are played)"),
+        ("resume", "schedule a paused ladder's matches again"),
+        ("close", "end a ladder for good (queued matches are cancelled, results stay)"),
+    ):
+        if only in (None, action):
+            p = lsub.add_parser(
+                action, parents=[common], help=text, description=text[0].upper() + text[1:] + "."
+            )
+            p.add_argument("name", metavar="NAME", help="the ladder's name")
+            p.set_defaults(handler=_action(action))
+
+
+def _add_join(lsub: Any, common: argparse.ArgumentParser) -> None:
     p = lsub.add_parser(
         "join",
         parents=[common],
@@ -77,6 +80,9 @@ def register(lsub: Any, common: argparse.ArgumentParser, helpers: Helpers) -> No
     p.add_argument("--bots", nargs="+", metavar="BOT", help="the same as BOT")
     add_server_options(p, "an author joins one of their own bots (a ladder open to authors)")
     p.set_defaults(handler=cmd_join)
+
+
+def _add_leave(lsub: Any, common: argparse.ArgumentParser) -> None:
     p = lsub.add_parser(
         "leave",
         parents=[common],
@@ -89,6 +95,9 @@ def register(lsub: Any, common: argparse.ArgumentParser, helpers: Helpers) -> No
     p.add_argument("bot", metavar="BOT", help="the bot's name")
     add_server_options(p, "an author takes out one of their own bots (a ladder open to authors)")
     p.set_defaults(handler=cmd_leave)
+
+
+def _add_open(lsub: Any, common: argparse.ArgumentParser) -> None:
     p = lsub.add_parser(
         "open",
         parents=[common],
@@ -100,16 +109,6 @@ def register(lsub: Any, common: argparse.ArgumentParser, helpers: Helpers) -> No
     p.add_argument("name", metavar="NAME", help="the ladder's name")
     p.add_argument("--off", action="store_true", help="shut the ladder to authors again")
     p.set_defaults(handler=cmd_open)
-    for action, text in (
-        ("pause", "stop scheduling new matches of a ladder (queued ones are played)"),
-        ("resume", "schedule a paused ladder's matches again"),
-        ("close", "end a ladder for good (queued matches are cancelled, results stay)"),
-    ):
-        p = lsub.add_parser(
-            action, parents=[common], help=text, description=text[0].upper() + text[1:] + "."
-        )
-        p.add_argument("name", metavar="NAME", help="the ladder's name")
-        p.set_defaults(handler=_action(action))
 
 
 def _action(action: str) -> Callable[[argparse.Namespace], int]:
@@ -117,13 +116,13 @@ def _action(action: str) -> Callable[[argparse.Namespace], int]:
         from ..progress import LeagueError
         from . import ops
 
-        r = _r(args)
+        r = redis_of(args)
         try:
             if action == "pause":
                 ops.pause_ladder(r, args.name)
                 print(f"ladder {args.name}: paused (queued and running matches are played)")
             elif action == "resume":
-                ops.resume_ladder(r, args.name, _settings(args))
+                ops.resume_ladder(r, args.name, settings_of(args))
                 print(f"ladder {args.name}: running")
             else:
                 count = ops.close_ladder(r, args.name)
@@ -144,14 +143,14 @@ def cmd_create(args: argparse.Namespace) -> int:
     from ..progress import LeagueError
     from . import ops
 
-    r = _r(args)
+    r = redis_of(args)
     try:
         versions = [resolve_version(r, spec) for spec in args.bots]
         league = ops.create_ladder(
             r,
             args.name,
             versions,
-            _settings(args),
+            settings_of(args),
             depth=args.depth,
             new_games=args.new_games,
             per_decision_ms=args.per_decision_ms,
@@ -196,10 +195,10 @@ def cmd_join(args: argparse.Namespace) -> int:
         from arboretum_sdk import authorcli
 
         return authorcli.league_join(args, bots)
-    r = _r(args)
+    r = redis_of(args)
     try:
         versions = [resolve_version(r, spec) for spec in bots]
-        done = ops.join_ladder(r, args.name, versions, _settings(args))
+        done = ops.join_ladder(r, args.name, versions, settings_of(args))
     except (LeagueError, store.StoreError) as exc:
         return fail(str(exc))
     for bot, vid, old in done:
@@ -216,7 +215,7 @@ def cmd_leave(args: argparse.Namespace) -> int:
         from arboretum_sdk import authorcli
 
         return authorcli.league_leave(args)
-    r = _r(args)
+    r = redis_of(args)
     try:
         left = ops.leave_ladder(r, args.name, args.bot)
     except LeagueError as exc:
@@ -229,7 +228,7 @@ def cmd_open(args: argparse.Namespace) -> int:
     from ..progress import LeagueError
     from . import ops
 
-    r = _r(args)
+    r = redis_of(args)
     try:
         ops.open_ladder(r, args.name, not args.off)
     except LeagueError as exc:
