@@ -13,12 +13,12 @@ recorded:
 
 A module counts when a function (or method) defined in it is called: importing a module, its
 class bodies and module-level code do not count (nor a comprehension that module-level code or a
-class body runs: Python runs those as functions of their own). One match is the first command, the worker's
-own process, the work horse of the league's first match, and the last command. The work horse of
-the league's last match also marks the league finished and stores its rating fit: what that adds
-is listed apart (once per league, not per match). The bots' processes (``arena bot run`` in their
-sandboxes) are not recorded; the fork server's own process neither (it runs the SDK and the bot).
-The engine's modules (``arboretum``) are counted apart. Usage::
+class body runs: Python runs those as functions of their own). One match is the first command,
+the worker's own process, the work horse of the league's first match, and the last command. The
+work horse of the league's last match also marks the league finished and stores its rating fit:
+what that adds is listed apart (once per league, not per match). The bots' processes (``arena bot
+run`` in their sandboxes) are not recorded; the fork server's own process neither (it runs the
+SDK and the bot). The engine's modules (``arboretum``) are counted apart. Usage::
 
     python bench/match_path.py              # the modules by package, and the count
     python bench/match_path.py --list       # one module a line

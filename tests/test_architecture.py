@@ -316,6 +316,26 @@ def test_the_declarative_tables_exist() -> None:
         assert length > MAX_FUNCTION_LINES, f"{name}.{function} is {length} lines: no exemption"
 
 
+def test_a_redis_client_is_typed_as_one() -> None:
+    """A parameter ``r`` is the project's name for a Redis client: it is annotated
+    ``redis.Redis`` (or ``redis.Redis | None``), never ``Any``, so that mypy checks the commands
+    called on it. Where redis-py's replies are typed wider than the replies the project's
+    clients get (bytes, never None for a stream's entries), the reply is the one annotated
+    ``Any``, at the call."""
+    loose = []
+    for name, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            args = node.args
+            for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+                if arg.arg == "r" and (
+                    arg.annotation is None or "redis" not in ast.unparse(arg.annotation)
+                ):
+                    loose.append(f"{name}.{node.name}:{node.lineno}")
+    assert not loose, "a Redis client typed loosely (r: redis.Redis):\n" + "\n".join(loose)
+
+
 ARCHITECTURE = ROOT / "docs" / "ARCHITECTURE.md"
 PACKAGE_FOLDERS = ["sdk/arboretum", "sdk/arboretum_sdk", "sdk/arboretum_proto"] + [
     f"{folder}/{package}" for package, folder in PACKAGES.items() if folder != "sdk"

@@ -4,7 +4,7 @@ who and when; and the notes of those pairs that the leaderboard shows."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arboretum_worker import store
 from arboretum_worker.audit import exclusions
@@ -14,14 +14,17 @@ from arboretum_worker.ratings import results_in_order
 
 from . import queries
 
+if TYPE_CHECKING:
+    import redis
+
 __all__ = ["audit_context", "exclusion_notes"]
 
 
-def _labels(r: Any, versions: set[str]) -> dict[str, str]:
+def _labels(r: redis.Redis, versions: set[str]) -> dict[str, str]:
     return dict(queries.version_labels(r, sorted(versions)))
 
 
-def exclusion_notes(r: Any, league: str | None) -> list[dict[str, Any]]:
+def exclusion_notes(r: redis.Redis, league: str | None) -> list[dict[str, Any]]:
     """The league's pairs left out of the fit: labels, who and when (none without a league)."""
     if not league:
         return []
@@ -33,7 +36,7 @@ def exclusion_notes(r: Any, league: str | None) -> list[dict[str, Any]]:
     ]
 
 
-def audit_context(r: Any, league: store.League) -> dict[str, Any]:
+def audit_context(r: redis.Redis, league: store.League) -> dict[str, Any]:
     """What the audit page shows: the flagged pairs (from the side of the one below its level),
     the bots far below their level, the pairs left out, or why there is no audit."""
     results = results_in_order(r, league.name)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -29,6 +29,9 @@ from arboretum_worker.settings import WorkerSettings
 
 from .identity import required_author
 from .resources import bot_json, load_bot, load_league, redis_of
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = [
     "MAX_JSON_BODY",
@@ -78,7 +81,7 @@ def str_field(body: dict[str, Any], name: str, *, required: bool = True) -> str 
     return value
 
 
-def owned_bot(r: Any, author: str, name: str) -> store.Bot:
+def owned_bot(r: redis.Redis, author: str, name: str) -> store.Bot:
     """The author's bot ``name``: 404 when there is none, 403 when it is another's."""
     bot = load_bot(r, name)
     if bot.owner != author:
@@ -86,7 +89,7 @@ def owned_bot(r: Any, author: str, name: str) -> store.Bot:
     return bot
 
 
-def resolve(r: Any, spec: str) -> tuple[str, str]:
+def resolve(r: redis.Redis, spec: str) -> tuple[str, str]:
     """``NAME`` or ``NAME@PREFIX`` -> (bot name, version id); 404 naming what is unknown."""
     name = spec.partition("@")[0]
     load_bot(r, name)
@@ -97,7 +100,7 @@ def resolve(r: Any, spec: str) -> tuple[str, str]:
     return name, vid
 
 
-def owned_version(r: Any, author: str, spec: str) -> tuple[str, str]:
+def owned_version(r: redis.Redis, author: str, spec: str) -> tuple[str, str]:
     """(bot, version id) of ``NAME[@VERSION]``, a bot of the author's (else 404 or 403)."""
     name = spec.partition("@")[0]
     owned_bot(r, author, name)
@@ -152,7 +155,7 @@ def bot_versions(request: Request) -> JSONResponse:
     return _json({"bot": data["name"], "owner": data["owner"], "versions": data["versions"]})
 
 
-def _ladder_for_authors(r: Any, name: str) -> store.League:
+def _ladder_for_authors(r: redis.Redis, name: str) -> store.League:
     league = load_league(r, name)
     if league.settings.ladder is None:
         raise HTTPException(409, f"league {league.name} is a round robin: only a ladder is joined")
@@ -167,7 +170,7 @@ def _ladder_for_authors(r: Any, name: str) -> store.League:
     return league
 
 
-def _join(r: Any, author: str, name: str, spec: str) -> dict[str, Any]:
+def _join(r: redis.Redis, author: str, name: str, spec: str) -> dict[str, Any]:
     bot, vid = owned_version(r, author, spec)
     league = _ladder_for_authors(r, name)
     try:
@@ -189,7 +192,7 @@ async def join(request: Request) -> JSONResponse:
     return _json(data, 201)
 
 
-def _leave(r: Any, author: str, name: str, bot: str) -> dict[str, Any]:
+def _leave(r: redis.Redis, author: str, name: str, bot: str) -> dict[str, Any]:
     owned_bot(r, author, bot)
     league = _ladder_for_authors(r, name)
     try:

@@ -14,9 +14,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arboretum_worker.keys import Keys
+
+if TYPE_CHECKING:
+    import redis
+    from redis.typing import EncodableT, FieldT
 
 __all__ = ["AUTHOR_ENTRIES", "ENTRIES", "Entry", "read", "record"]
 
@@ -45,7 +49,7 @@ def _s(value: Any) -> str:
 
 
 def record(
-    r: Any,
+    r: redis.Redis,
     author: str,
     action: str,
     target: str,
@@ -55,7 +59,7 @@ def record(
     when: float | None = None,
 ) -> None:
     """Add one entry to the log (and to the author's own)."""
-    fields = {
+    fields: dict[FieldT, EncodableT] = {
         "when": repr(when if when is not None else time.time()),
         "author": author[:_FIELD_CAP],
         "action": action[:_FIELD_CAP],
@@ -69,11 +73,12 @@ def record(
     pipe.execute()
 
 
-def read(r: Any, author: str | None = None, limit: int = 100) -> list[Entry]:
+def read(r: redis.Redis, author: str | None = None, limit: int = 100) -> list[Entry]:
     """The latest ``limit`` entries, newest first (of one author when ``author`` is given)."""
     key = Keys.author_audit(author) if author else Keys.AUDIT_LOG
     out = []
-    for _id, raw in r.xrevrange(key, count=limit):
+    entries: Any = r.xrevrange(key, count=limit)  # [(id, {field: value})], bytes
+    for _id, raw in entries:
         f = {_s(k): _s(v) for k, v in raw.items()}
         out.append(
             Entry(

@@ -19,9 +19,12 @@ import hmac
 import secrets
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arboretum_worker.store import Keys, StoreError, validate_name
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = [
     "TOKEN_PREFIX",
@@ -62,7 +65,7 @@ def _s(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def add_author(r: Any, name: str) -> str:
+def add_author(r: redis.Redis, name: str) -> str:
     """Create author ``name`` and return its token (shown once; only its hash is kept)."""
     validate_name("author", name)
     key = Keys.author(name)
@@ -78,7 +81,7 @@ def add_author(r: Any, name: str) -> str:
     return token
 
 
-def rotate_token(r: Any, name: str) -> str:
+def rotate_token(r: redis.Redis, name: str) -> str:
     """Give author ``name`` a new token; the old one stops working."""
     key = Keys.author(name)
     old = r.hget(key, "token")
@@ -94,7 +97,7 @@ def rotate_token(r: Any, name: str) -> str:
     return token
 
 
-def remove_author(r: Any, name: str) -> None:
+def remove_author(r: redis.Redis, name: str) -> None:
     """Delete the author and its token (its bots keep their owner name)."""
     key = Keys.author(name)
     old = r.hget(key, "token")
@@ -106,18 +109,18 @@ def remove_author(r: Any, name: str) -> None:
     pipe.execute()
 
 
-def get_author(r: Any, name: str) -> Author | None:
+def get_author(r: redis.Redis, name: str) -> Author | None:
     h = r.hgetall(Keys.author(name))
     if not h or b"created" not in h:
         return None
     return Author(name=_s(h[b"name"]), created=float(_s(h[b"created"])))
 
 
-def list_authors(r: Any) -> list[str]:
+def list_authors(r: redis.Redis) -> list[str]:
     return sorted(_s(m) for m in r.smembers(Keys.AUTHORS))
 
 
-def authenticate(r: Any, token: str | None) -> str | None:
+def authenticate(r: redis.Redis, token: str | None) -> str | None:
     """The author a token belongs to, or None (unknown, malformed or revoked)."""
     if not token or not token.startswith(TOKEN_PREFIX) or len(token) > 200:
         return None

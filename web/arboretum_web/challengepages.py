@@ -12,7 +12,7 @@ A challenge's matches have no league match record, so their games open here, not
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -27,6 +27,9 @@ from .contest_api import REFUSED, challenge_json, challenge_match, load_challeng
 from .identity import request_author, required_author
 from .resources import redis_of
 from .safety import CSRF_FIELD, LazyToken, check_csrf
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = ["challenge_page_data", "routes"]
 
@@ -47,7 +50,7 @@ def _rank_key(row: dict[str, Any]) -> tuple[bool, float, int]:
     return (mean is None, mean or 0.0, -row["points"])
 
 
-def challenge_page_data(r: Any, c: ch.Challenge) -> dict[str, Any]:
+def challenge_page_data(r: redis.Redis, c: ch.Challenge) -> dict[str, Any]:
     """The API's JSON of the challenge, with each seat's bot named and each game's viewer link;
     the standings best first (lowest mean rank, then most points)."""
     data = challenge_json(r, c, full=True)

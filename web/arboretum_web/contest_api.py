@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -29,6 +29,9 @@ from . import authorlog, sprt
 from .author_api import by_method, json_body, owned_bot
 from .identity import request_author, required_author
 from .resources import int_param, load_bot, redis_of
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = [
     "MAX_OPPONENTS",
@@ -98,7 +101,7 @@ def _bool(body: dict[str, Any], field: str, default: bool) -> bool:
 # --------------------------------------------------------------------------- challenges
 
 
-def challenge_json(r: Any, c: ch.Challenge, *, full: bool = False) -> dict[str, Any]:
+def challenge_json(r: redis.Redis, c: ch.Challenge, *, full: bool = False) -> dict[str, Any]:
     data: dict[str, Any] = {
         "id": c.id,
         "author": c.author,
@@ -135,7 +138,7 @@ def challenge_json(r: Any, c: ch.Challenge, *, full: bool = False) -> dict[str, 
     return data
 
 
-def _create_challenge(r: Any, author: str, body: dict[str, Any]) -> dict[str, Any]:
+def _create_challenge(r: redis.Redis, author: str, body: dict[str, Any]) -> dict[str, Any]:
     bot = body.get("bot")
     if not isinstance(bot, str) or not 0 < len(bot) <= 200:
         raise HTTPException(400, "field 'bot' is your bot (NAME or NAME@VERSION)")
@@ -253,7 +256,7 @@ async def set_bot_prefs(request: Request) -> JSONResponse:
     body = await json_body(request, ("accept_challenges", "public_results"))
     changes = {k: _bool(body, k, True) for k in body}
 
-    def run(r: Any) -> dict[str, Any]:
+    def run(r: redis.Redis) -> dict[str, Any]:
         bot = owned_bot(r, author, request.path_params["name"])
         try:
             prefs = ch.set_bot_prefs(r, author, bot.name, **changes)
@@ -267,7 +270,9 @@ async def set_bot_prefs(request: Request) -> JSONResponse:
 # --------------------------------------------------------------------------- sequential tests
 
 
-def test_json(r: Any, test: sprt_store.LeagueTest, *, history: bool = False) -> dict[str, Any]:
+def test_json(
+    r: redis.Redis, test: sprt_store.LeagueTest, *, history: bool = False
+) -> dict[str, Any]:
     data = sprt.test_json(r, test, history=history)
     data["author"] = test.author or None
     if history:
@@ -285,7 +290,7 @@ def test_json(r: Any, test: sprt_store.LeagueTest, *, history: bool = False) -> 
     return data
 
 
-def _create_test(r: Any, author: str, body: dict[str, Any]) -> dict[str, Any]:
+def _create_test(r: redis.Redis, author: str, body: dict[str, Any]) -> dict[str, Any]:
     new, old = body.get("new"), body.get("old")
     for field, value in (("new", new), ("old", old)):
         if not isinstance(value, str) or not 0 < len(value) <= 200:
@@ -363,7 +368,7 @@ def _test_match(request: Request) -> tuple[sprt_store.LeagueTest, tests.TestMatc
     raise HTTPException(404, f"test {test.id} has no match {match_id!r}")
 
 
-def _stored_replay(r: Any, match_id: str, game: int) -> JSONResponse:
+def _stored_replay(r: redis.Redis, match_id: str, game: int) -> JSONResponse:
     raw = replays.get_replay(r, match_id, game)
     if raw is None:
         raise HTTPException(404, f"match {match_id} has no replay of game {game} kept")

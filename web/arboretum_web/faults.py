@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arboretum_worker import replays
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = ["Fault", "seat_faults"]
 
@@ -43,7 +46,7 @@ def _of_step(game: int, index: int, step: dict[str, Any]) -> Fault | None:
     return Fault(game, index, turn if isinstance(turn, int) else None, kind, reason)
 
 
-def seat_faults(r: Any, match_id: str, seat: int) -> list[Fault]:
+def seat_faults(r: redis.Redis, match_id: str, seat: int) -> list[Fault]:
     """Every fault, forfeit and note of ``seat`` in the match's stored replays, in order."""
     out: list[Fault] = []
     for game in replays.replay_games(r, match_id):

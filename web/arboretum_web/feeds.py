@@ -121,7 +121,7 @@ class FeedHub(Generic[F]):
     """One app's feeds of a kind, one per id (on its event loop); a subclass makes a new one
     (:meth:`_new`)."""
 
-    def __init__(self, r: Any, max_viewers: int = 2000) -> None:
+    def __init__(self, r: redis.Redis, max_viewers: int = 2000) -> None:
         self.redis = r
         self.max_viewers = max_viewers
         self.feeds: dict[str, F] = {}

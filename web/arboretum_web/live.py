@@ -27,12 +27,15 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arboretum_worker import replays, store
 from arboretum_worker.live import WATCHED_TTL_S, live_key, mark_watched
 
 from .feeds import HEARTBEAT_S, Feed, FeedHub
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = ["HEARTBEAT_S", "LiveFeed", "LiveHub", "released_count"]
 
@@ -149,7 +152,7 @@ class LiveFeed(Feed):
         if time.monotonic() - self._marked >= _MARK_EVERY_S:
             mark_watched(r, self.match_id)
             self._marked = time.monotonic()
-        got = r.xread({self._key: self._last}, count=500, block=self.block_ms)
+        got: Any = r.xread({self._key: self._last}, count=500, block=self.block_ms)
         if got:
             entries = got[0][1]
             self._last = entries[-1][0]
@@ -181,7 +184,7 @@ class LiveFeed(Feed):
 class LiveHub(FeedHub[LiveFeed]):
     """The live feeds of one app (on its event loop); ``delay``: the turns held back."""
 
-    def __init__(self, r: Any, delay: int = 0, max_viewers: int = 2000) -> None:
+    def __init__(self, r: redis.Redis, delay: int = 0, max_viewers: int = 2000) -> None:
         self.delay = delay
         super().__init__(r, max_viewers)
 

@@ -8,10 +8,13 @@ replaces a bigger board.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arboretum_worker import store
 from arboretum_worker.keys import Keys, StoreError
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = ["chosen_main_board", "clear_main_board", "front_league", "set_main_board"]
 
@@ -20,7 +23,7 @@ def _s(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def set_main_board(r: Any, name: str) -> None:
+def set_main_board(r: redis.Redis, name: str) -> None:
     """Make league ``name`` the main board (StoreError if there is no such league)."""
     store.validate_name("league", name)
     if store.get_league(r, name) is None:
@@ -28,11 +31,11 @@ def set_main_board(r: Any, name: str) -> None:
     r.set(Keys.MAIN_BOARD, name)
 
 
-def clear_main_board(r: Any) -> None:
+def clear_main_board(r: redis.Redis) -> None:
     r.delete(Keys.MAIN_BOARD)
 
 
-def chosen_main_board(r: Any) -> str | None:
+def chosen_main_board(r: redis.Redis) -> str | None:
     """The league the operator chose, or None (none chosen, or it no longer exists)."""
     name = r.get(Keys.MAIN_BOARD)
     if name is None:
@@ -41,13 +44,13 @@ def chosen_main_board(r: Any) -> str | None:
     return text if text in store.list_leagues(r) else None
 
 
-def _size(r: Any, league: store.League) -> int:
+def _size(r: redis.Redis, league: store.League) -> int:
     if league.settings.ladder is not None:
         return int(r.hlen(Keys.ladder(league.name)))
     return len(league.settings.bots)
 
 
-def front_league(r: Any) -> str | None:
+def front_league(r: redis.Redis) -> str | None:
     """The main board if one is chosen, else the league with the most versions (newest first
     among equals), else None."""
     chosen = chosen_main_board(r)

@@ -10,7 +10,7 @@ several web processes, each counts its own.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -24,6 +24,9 @@ from .identity import request_author
 from .resources import match_json, redis_of
 from .safety import CSRF_FIELD, LazyToken
 
+if TYPE_CHECKING:
+    import redis
+
 __all__ = ["MAX_SHOWN", "current_game", "routes"]
 
 MAX_SHOWN = 200
@@ -31,10 +34,11 @@ MAX_SHOWN = 200
 _TAIL = 200
 
 
-def current_game(r: Any, match_id: str) -> int | None:
+def current_game(r: redis.Redis, match_id: str) -> int | None:
     """The game the match's live stream is on (None when nothing was published)."""
     attempt = None
-    for _id, fields in r.xrevrange(live_key(match_id), count=_TAIL):
+    entries: Any = r.xrevrange(live_key(match_id), count=_TAIL)  # bytes fields and values
+    for _id, fields in entries:
         a = fields.get(b"a", b"").decode()
         if attempt is None:
             attempt = a

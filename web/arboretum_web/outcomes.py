@@ -11,9 +11,12 @@ league's initial Elo): the live Elo, ``K`` per game, that the leaderboard's "Elo
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arboretum_worker import ratings, store
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = ["OUTCOMES", "elo_changes", "has_outcome", "seat_marks", "seat_outcome"]
 
@@ -58,7 +61,7 @@ def has_outcome(
     return False
 
 
-def elo_changes(r: Any, record: store.MatchRecord, games: int) -> list[list[float | None]]:
+def elo_changes(r: redis.Redis, record: store.MatchRecord, games: int) -> list[list[float | None]]:
     """Per seat, per game: the change of the version's Elo (None when not rated)."""
     league = store.get_league(r, record.league)
     initial = league.settings.elo.initial if league is not None else 1500.0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 from starlette.concurrency import run_in_threadpool
@@ -41,6 +41,9 @@ from .resources import (
 )
 from .safety import CSRF_FIELD, LazyToken, check_csrf
 from .uploads import form_file, read_form, store_upload
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = ["install_filters", "routes"]
 
@@ -89,7 +92,7 @@ def _render(request: Request, template: str, status_code: int = 200, **context: 
     return templates.TemplateResponse(request, template, context, status_code=status_code)
 
 
-def _league_names(r: Any) -> list[str]:
+def _league_names(r: redis.Redis) -> list[str]:
     return [lg.name for lg in store.get_leagues(r)]
 
 
@@ -331,7 +334,7 @@ async def logout(request: Request) -> Response:
     return response
 
 
-def _owned_bots(r: Any, author: str) -> list[str]:
+def _owned_bots(r: redis.Redis, author: str) -> list[str]:
     return [n for n in store.list_bots(r) if (b := store.get_bot(r, n)) and b.owner == author]
 
 

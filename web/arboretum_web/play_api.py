@@ -18,7 +18,7 @@ import hmac
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -35,6 +35,9 @@ from .openapi_schemas import array, closed, ref
 from .replays import is_complete, strip_faults
 from .resources import error_json, redis_of
 from .safety import csrf_cookie_name
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = [
     "CSRF_HEADER",
@@ -149,7 +152,7 @@ async def _json_body(request: Request) -> Any:
         raise casual.CasualError(400, "the request is not JSON") from None
 
 
-def game_json(r: Any, game: Any) -> dict[str, Any]:
+def game_json(r: redis.Redis, game: Any) -> dict[str, Any]:
     """What the table shows of a game: never a key, never a bot's hidden cards."""
     out: dict[str, Any] = {
         "id": game.game_id,
@@ -170,7 +173,7 @@ def game_json(r: Any, game: Any) -> dict[str, Any]:
     return out
 
 
-def analysis_url(r: Any, game: Any) -> str | None:
+def analysis_url(r: redis.Redis, game: Any) -> str | None:
     """The analysis of the game's decisions, when one is stored (docs/analysis.md)."""
     if game.status not in _OVER or not game.replay_id:
         return None
@@ -179,7 +182,7 @@ def analysis_url(r: Any, game: Any) -> str | None:
     return f"/play/{game.game_id}/analysis"
 
 
-def _all_messages(r: Any, game_id: str) -> list[tuple[str, dict[str, Any]]]:
+def _all_messages(r: redis.Redis, game_id: str) -> list[tuple[str, dict[str, Any]]]:
     out: list[tuple[str, dict[str, Any]]] = []
     after = "0"
     while len(out) < _MAX_MESSAGES:
@@ -191,7 +194,7 @@ def _all_messages(r: Any, game_id: str) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-def _state(r: Any, game_id: str, key: str | None) -> dict[str, Any]:
+def _state(r: redis.Redis, game_id: str, key: str | None) -> dict[str, Any]:
     game = casual.get_game(r, game_id)
     casual.check_key(r, game, key)
     messages = _all_messages(r, game_id)
@@ -202,12 +205,12 @@ def _state(r: Any, game_id: str, key: str | None) -> dict[str, Any]:
     }
 
 
-def _decide(r: Any, game_id: str, key: str | None, answer: Any) -> None:
+def _decide(r: redis.Redis, game_id: str, key: str | None, answer: Any) -> None:
     # (submit checks the key first, then everything else)
     casual.submit(r, casual.get_game(r, game_id), key, answer)
 
 
-def _resign(r: Any, game_id: str, key: str | None) -> None:
+def _resign(r: redis.Redis, game_id: str, key: str | None) -> None:
     game = casual.get_game(r, game_id)
     casual.resign(r, game, key)
 
@@ -270,7 +273,7 @@ async def resign(request: Request) -> Response:
     return JSONResponse({"resigned": True}, status_code=202)
 
 
-def stored_replay(r: Any, game: Any, viewer: str | None) -> dict[str, Any]:
+def stored_replay(r: redis.Redis, game: Any, viewer: str | None) -> dict[str, Any]:
     """The stored replay of a game that is over: all of it (the game is over, nothing is hidden
     any more), but the faults of a bot seat only for that bot's author."""
     if game.status not in _OVER or not game.replay_id:
@@ -307,7 +310,7 @@ async def replay_json(request: Request) -> Response:
     return JSONResponse(doc, headers=headers)
 
 
-def _analysis(r: Any, game_id: str, key: str | None, post: bool) -> dict[str, Any]:
+def _analysis(r: redis.Redis, game_id: str, key: str | None, post: bool) -> dict[str, Any]:
     game = casual.get_game(r, game_id)
     if post:
         casual.check_key(r, game, key)
@@ -346,7 +349,7 @@ async def analysis(request: Request) -> Response:
 
 
 def start(
-    request: Request, r: Any, opponents: Any, seat: Any, author: str | None
+    request: Request, r: redis.Redis, opponents: Any, seat: Any, author: str | None
 ) -> tuple[Any, str]:
     """Start a game for this request's address (CasualError on every refusal)."""
     if not isinstance(opponents, list) or not all(isinstance(o, str) for o in opponents):

@@ -22,11 +22,14 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arboretum_worker import casual
 
 from .feeds import HEARTBEAT_S, Feed, FeedHub
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = ["FINAL_TYPES", "HEARTBEAT_S", "PlayFeed", "PlayFeeds", "stream", "stream_id_key"]
 
@@ -114,7 +117,7 @@ class PlayFeed(Feed):
             return True
         return False
 
-    def _over(self, r: Any) -> bool:
+    def _over(self, r: redis.Redis) -> bool:
         try:
             return casual.get_game(r, self.game_id).status in _OVER
         except casual.CasualError:

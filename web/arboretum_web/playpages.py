@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -29,6 +29,9 @@ from . import play_api
 from .identity import request_author
 from .resources import redis_of
 from .safety import CSRF_FIELD, LazyToken, check_csrf
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = ["PEOPLE_GAMES", "people_section", "routes"]
 
@@ -74,7 +77,7 @@ def _error_page(
     return page
 
 
-def choices(r: Any, author: str | None) -> tuple[list[Choice], list[Choice]]:
+def choices(r: redis.Redis, author: str | None) -> tuple[list[Choice], list[Choice]]:
     """(every bot's current version by its name, the signed-in author's own versions)."""
     public: list[Choice] = []
     own: list[Choice] = []
@@ -161,7 +164,7 @@ def _load(request: Request) -> tuple[Any, Any] | Response:
         return _error_page(request, getattr(exc, "status", 404), str(exc))
 
 
-def _seated(r: Any, request: Request, game: Any) -> bool:
+def _seated(r: redis.Redis, request: Request, game: Any) -> bool:
     key, _ = play_api.key_of(request, game.game_id)
     if not key:
         return False
@@ -189,7 +192,7 @@ def table_page(request: Request) -> Response:
     )
 
 
-def _seat_bots(r: Any, game: Any) -> list[str | None]:
+def _seat_bots(r: redis.Redis, game: Any) -> list[str | None]:
     """Per seat, the bot's name for a link to its page (None for the person)."""
     names = store.version_names(r, [v for v in game.seats if v])
     return [names.get(v) if v else None for v in game.seats]
@@ -217,7 +220,9 @@ def replay_page(request: Request) -> Response:
     )
 
 
-def people_section(r: Any, versions: list[str], limit: int = PEOPLE_GAMES) -> dict[str, Any]:
+def people_section(
+    r: redis.Redis, versions: list[str], limit: int = PEOPLE_GAMES
+) -> dict[str, Any]:
     """A bot's record against people (its wins, a draw half, and its games, over all its
     versions) and its newest games, each with its replay's link."""
     wins, games = 0.0, 0

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -24,6 +24,9 @@ from .identity import request_author, required_author
 from .resources import redis_of
 from .safety import CSRF_FIELD, LazyToken, check_csrf
 
+if TYPE_CHECKING:
+    import redis
+
 __all__ = ["api_routes", "author_profile", "dashboard", "page_routes"]
 
 RECENT = 20
@@ -32,15 +35,15 @@ MAX_BODY = 16 * 1024
 """Matches shown per list (recent results, each status of the dashboard)."""
 
 
-def _owned(r: Any, name: str) -> list[queries.BotSummary]:
+def _owned(r: redis.Redis, name: str) -> list[queries.BotSummary]:
     return [s for s in queries.bot_summaries(r) if s.bot.owner == name]
 
 
-def _exists(r: Any, name: str, bots: list[queries.BotSummary]) -> bool:
+def _exists(r: redis.Redis, name: str, bots: list[queries.BotSummary]) -> bool:
     return bool(bots) or authors.get_author(r, name) is not None
 
 
-def _ratings(r: Any, fits: queries.FitCache, bots: set[str]) -> list[dict[str, Any]]:
+def _ratings(r: redis.Redis, fits: queries.FitCache, bots: set[str]) -> list[dict[str, Any]]:
     """The author's rows on every league's board (each bot's counted version)."""
     out = []
     for lg in store.get_leagues(r):
@@ -67,7 +70,7 @@ def _ratings(r: Any, fits: queries.FitCache, bots: set[str]) -> list[dict[str, A
 
 
 def _matches(
-    r: Any, bots: list[str], status: store.MatchStatus | None, limit: int = RECENT
+    r: redis.Redis, bots: list[str], status: store.MatchStatus | None, limit: int = RECENT
 ) -> list[store.MatchRecord]:
     found: dict[str, store.MatchRecord] = {}
     for bot in bots:
@@ -77,7 +80,7 @@ def _matches(
     return sorted(found.values(), key=when, reverse=True)[:limit]
 
 
-def _fault_link(r: Any, match_id: str, game: int, seat: int) -> str:
+def _fault_link(r: redis.Redis, match_id: str, game: int, seat: int) -> str:
     url = f"/matches/{match_id}/games/{game}"
     raw = replays.get_replay(r, match_id, game)
     step = webhooks.fault_step(json.loads(raw), seat) if raw else None
@@ -85,7 +88,7 @@ def _fault_link(r: Any, match_id: str, game: int, seat: int) -> str:
 
 
 def _row(
-    r: Any, rec: store.MatchRecord, data: queries.RowData, mine: set[str], faults: bool
+    r: redis.Redis, rec: store.MatchRecord, data: queries.RowData, mine: set[str], faults: bool
 ) -> dict[str, Any]:
     """A match as the author's pages list it: my seats, their ranks and faults."""
     result = data.results.get(rec.id)
@@ -114,12 +117,12 @@ def _row(
     }
 
 
-def _rows(r: Any, records: list[store.MatchRecord], mine: set[str]) -> list[dict[str, Any]]:
+def _rows(r: redis.Redis, records: list[store.MatchRecord], mine: set[str]) -> list[dict[str, Any]]:
     data = queries.row_data(r, records)
     return [_row(r, rec, data, mine, faults=True) for rec in records]
 
 
-def author_profile(r: Any, name: str, fits: queries.FitCache) -> dict[str, Any]:
+def author_profile(r: redis.Redis, name: str, fits: queries.FitCache) -> dict[str, Any]:
     """The public profile's data (404 for nobody of that name)."""
     store.validate_name("author", name)
     owned = _owned(r, name)
@@ -144,7 +147,7 @@ def author_profile(r: Any, name: str, fits: queries.FitCache) -> dict[str, Any]:
     }
 
 
-def _contests(r: Any, author: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _contests(r: redis.Redis, author: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The author's challenges and tests, when the worker has them."""
     challenges: list[dict[str, Any]] = []
     tests: list[dict[str, Any]] = []
@@ -181,7 +184,7 @@ def _contests(r: Any, author: str) -> tuple[list[dict[str, Any]], list[dict[str,
     return challenges, tests
 
 
-def dashboard(r: Any, author: str) -> dict[str, Any]:
+def dashboard(r: redis.Redis, author: str) -> dict[str, Any]:
     """The signed-in author's dashboard data."""
     owned = _owned(r, author)
     bots = sorted(s.bot.name for s in owned)

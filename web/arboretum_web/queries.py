@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arboretum_worker import board, matchindex, ratings, registry, store
 from arboretum_worker.fit import HeadToHead, head_to_head
@@ -22,6 +22,9 @@ from arboretum_worker.live_rating import Skill
 from arboretum_worker.schedule import match_id as schedule_match_id
 
 from . import mainboard
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = [
     "MAX_PAGE",
@@ -54,13 +57,13 @@ MAX_PAGE = 200
 _TERMINAL = {store.MatchStatus.FINISHED, store.MatchStatus.FAILED, store.MatchStatus.CANCELLED}
 
 
-def version_label(r: Any, vid: str) -> str:
+def version_label(r: redis.Redis, vid: str) -> str:
     """``name@abcdef12`` for a version id (the short id alone if it is unknown)."""
     version = store.get_version(r, vid)
     return f"{version.name}@{vid[:8]}" if version else vid[:12]
 
 
-def default_league(r: Any) -> str | None:
+def default_league(r: redis.Redis) -> str | None:
     """The site's main board (:func:`.mainboard.front_league`), or None."""
     return mainboard.front_league(r)
 
@@ -97,7 +100,7 @@ class FitCache:
         self._boards: dict[tuple[str, bool], tuple[tuple[int, int], Leaderboard]] = {}
 
     @staticmethod
-    def stamp(r: Any, league: str) -> tuple[int, int]:
+    def stamp(r: redis.Redis, league: str) -> tuple[int, int]:
         """``board.stamp``: (results recorded, results the stored fit covers)."""
         return board.stamp(r, league)
 
@@ -113,7 +116,7 @@ class FitCache:
         with self._lock:
             self._boards[board_.league, all_versions] = (stamp, board_)
 
-    def _refresh(self, r: Any, league: str) -> None:
+    def _refresh(self, r: redis.Redis, league: str) -> None:
         try:
             board.refresh_fit(r, league)
         except Exception:  # the next page asks again; the stale fit stays meanwhile
@@ -122,7 +125,7 @@ class FitCache:
             with self._lock:
                 self._refreshing.discard(league)
 
-    def keep_fresh(self, r: Any, league: str, results: int, fitted: int) -> bool:
+    def keep_fresh(self, r: redis.Redis, league: str, results: int, fitted: int) -> bool:
         """Given the league's result count and the stored fit's: make the fit now when none is
         stored (True: read again), else start a refresh in the background when it is stale."""
         if fitted == results:
@@ -139,7 +142,7 @@ class FitCache:
         ).start()
         return False
 
-    def board(self, r: Any, league: str, *, all_versions: bool = False) -> board.Board:
+    def board(self, r: redis.Redis, league: str, *, all_versions: bool = False) -> board.Board:
         """The league's board (``board.read_board``), its fit kept fresh as above."""
         found = board.read_board(r, league, all_versions=all_versions)
         fitted = found.fitted if found.current else -1
@@ -147,7 +150,7 @@ class FitCache:
             found = board.read_board(r, league, all_versions=all_versions)
         return found
 
-    def get(self, r: Any, league: str) -> dict[str, FitRow]:
+    def get(self, r: redis.Redis, league: str) -> dict[str, FitRow]:
         """The stored fit by version id (the same object while it is unchanged)."""
         results = board.results_recorded(r, league)
         fit = board.stored_fit(r, league)
@@ -250,7 +253,7 @@ class Leaderboard:
 
 
 def leaderboard_of(
-    r: Any, league: str, fits: FitCache, *, all_versions: bool = False
+    r: redis.Redis, league: str, fits: FitCache, *, all_versions: bool = False
 ) -> Leaderboard:
     """The league's board (``arboretum_worker.board``, as ``arena leaderboard``): ranked by the
     lower end of the fitted rating's 95% interval, each bot by its best established version
@@ -292,13 +295,13 @@ def leaderboard_of(
 
 
 def leaderboard(
-    r: Any, league: str, fits: FitCache, *, all_versions: bool = False
+    r: redis.Redis, league: str, fits: FitCache, *, all_versions: bool = False
 ) -> list[LeaderboardRow]:
     """The rows of :func:`leaderboard_of`."""
     return leaderboard_of(r, league, fits, all_versions=all_versions).rows
 
 
-def version_labels(r: Any, vids: Sequence[str]) -> list[tuple[str, str]]:
+def version_labels(r: redis.Redis, vids: Sequence[str]) -> list[tuple[str, str]]:
     """(version id, ``name@abcdef12``) of each, as :func:`version_label`, in one round trip."""
     names = store.version_names(r, vids)
     return [(vid, f"{names[vid]}@{vid[:8]}" if names[vid] else vid[:12]) for vid in vids]
@@ -313,7 +316,7 @@ class BotSummary:
     versions: list[store.BotVersion]
 
 
-def bot_summaries(r: Any) -> list[BotSummary]:
+def bot_summaries(r: redis.Redis) -> list[BotSummary]:
     out: list[BotSummary] = []
     for name in store.list_bots(r):
         bot = store.get_bot(r, name)
@@ -324,7 +327,7 @@ def bot_summaries(r: Any) -> list[BotSummary]:
     return out
 
 
-def bot_leagues(r: Any, versions: Sequence[str]) -> list[str]:
+def bot_leagues(r: redis.Redis, versions: Sequence[str]) -> list[str]:
     """Leagues in which any of these versions has a rating, newest first."""
     found = []
     for name in store.list_leagues(r):
@@ -338,7 +341,7 @@ def bot_leagues(r: Any, versions: Sequence[str]) -> list[str]:
 
 
 def bot_history(
-    r: Any, league: str, versions: Sequence[str]
+    r: redis.Redis, league: str, versions: Sequence[str]
 ) -> dict[str, list[ratings.HistoryEntry]]:
     """Each version's Elo after every game it played in the league (versions that played)."""
     out = {}
@@ -374,7 +377,7 @@ class H2HRow:
         return (rec.wins + 0.5 * rec.draws) / rec.games if rec.games else 0.0
 
 
-def bot_h2h(r: Any, league: str, versions: Sequence[str]) -> list[H2HRow]:
+def bot_h2h(r: redis.Redis, league: str, versions: Sequence[str]) -> list[H2HRow]:
     """Head-to-head of the bot's versions against every opponent version (pairwise game ranks)."""
     mine = set(versions)
     results = [
@@ -393,7 +396,7 @@ def bot_h2h(r: Any, league: str, versions: Sequence[str]) -> list[H2HRow]:
 # --------------------------------------------------------------------------- leagues, matches
 
 
-def league_state(r: Any, name: str, *, counts_only: bool = False) -> LeagueProgress | None:
+def league_state(r: redis.Redis, name: str, *, counts_only: bool = False) -> LeagueProgress | None:
     """The league's progress (its counts, and its failed matches unless ``counts_only``)."""
     if store.get_league(r, name) is None:
         return None
@@ -401,7 +404,7 @@ def league_state(r: Any, name: str, *, counts_only: bool = False) -> LeagueProgr
 
 
 def list_matches(
-    r: Any,
+    r: redis.Redis,
     *,
     league: str | None = None,
     bot: str | None = None,
@@ -416,7 +419,7 @@ def list_matches(
     return total, [rec for rec in store.get_matches(r, ids) if rec is not None]
 
 
-def seat_owners(r: Any, record: store.MatchRecord) -> list[str | None]:
+def seat_owners(r: redis.Redis, record: store.MatchRecord) -> list[str | None]:
     """The owner (author) of each seat's bot, None when it has none."""
     owners: list[str | None] = []
     for vid in record.seats:
@@ -467,7 +470,7 @@ class RowData:
         )
 
 
-def row_data(r: Any, records: Sequence[store.MatchRecord]) -> RowData:
+def row_data(r: redis.Redis, records: Sequence[store.MatchRecord]) -> RowData:
     """The :class:`RowData` of these matches."""
     names = store.version_names(r, (vid for rec in records for vid in rec.seats))
     statuses = store.match_statuses(
@@ -477,7 +480,7 @@ def row_data(r: Any, records: Sequence[store.MatchRecord]) -> RowData:
     return RowData(names, statuses, store.get_results(r, finished))
 
 
-def game_revealed(r: Any, record: store.MatchRecord) -> bool:
+def game_revealed(r: redis.Redis, record: store.MatchRecord) -> bool:
     """True once the match and every other rotation of its deal are over (finished, failed or
     cancelled), and the match itself finished: then its hands and seed are no secret."""
     if record.status is not store.MatchStatus.FINISHED:

@@ -125,7 +125,9 @@ class Verdict:
         }
 
 
-def count(r: Any, bucket: str, limit: int, window_s: int, now: float | None = None) -> Verdict:
+def count(
+    r: redis.Redis, bucket: str, limit: int, window_s: int, now: float | None = None
+) -> Verdict:
     """Count one request in ``bucket``'s current window; ``remaining`` below 0: refused."""
     now = time.time() if now is None else now
     window = int(now // window_s)
@@ -179,7 +181,7 @@ def _sends_token(request: Request) -> bool:
 
 
 def _decide(
-    r: Any, request: Request, limits: RateLimits, write: bool
+    r: redis.Redis, request: Request, limits: RateLimits, write: bool
 ) -> tuple[str | None, Verdict | None]:
     """The request's author, and its count when it is counted (None: not counted, or Redis did
     not answer)."""
@@ -244,7 +246,7 @@ class RateLimitMiddleware:
                 await self._log(state.redis, author, scope, status_seen[0] if status_seen else 500)
 
     @staticmethod
-    async def _log(r: Any, author: str, scope: Scope, status: int) -> None:
+    async def _log(r: redis.Redis, author: str, scope: Scope, status: int) -> None:
         try:
             await run_in_threadpool(
                 authorlog.record,

@@ -21,7 +21,10 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = [
     "CHROMIUM_ARGS",
@@ -207,7 +210,7 @@ def capture(
     return written
 
 
-def _store_analysis(r: Any, match_id: str) -> None:
+def _store_analysis(r: redis.Redis, match_id: str) -> None:
     """The analysis of the match's game 0, as the workers' job stores it (for the viewer)."""
     import json
 
@@ -222,7 +225,7 @@ def _store_analysis(r: Any, match_id: str) -> None:
     r.hset(Keys.analysis(match_id, 0), mapping={"status": "done", "document": json.dumps(report)})
 
 
-def owner_step(r: Any, tokens: dict[str, str], match_id: str) -> tuple[str, int] | None:
+def owner_step(r: redis.Redis, tokens: dict[str, str], match_id: str) -> tuple[str, int] | None:
     """The token of the author of one of the match's seats, and a step of game 0 in mid-game
     where that seat's bot printed (the demo's bots print during every fourth decision)."""
     from arboretum_worker import botoutput, store

@@ -6,7 +6,7 @@ operator's) keeps no games: its page says so."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -21,10 +21,13 @@ from .resources import redis_of
 from .safety import CSRF_FIELD, LazyToken
 from .sprt import load_test
 
+if TYPE_CHECKING:
+    import redis
+
 __all__ = ["routes", "test_games"]
 
 
-def test_games(r: Any, test_id: str) -> list[dict[str, Any]]:
+def test_games(r: redis.Redis, test_id: str) -> list[dict[str, Any]]:
     """The test's matches, NEW's seat and each game's viewer link (none when not kept)."""
     out = []
     for m in tests.sprt_matches(r, test_id):

@@ -5,7 +5,7 @@ as the league stored them (:mod:`arboretum_worker.botoutput`). Others get 403, l
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -16,10 +16,13 @@ from arboretum_worker import botoutput, replays
 
 from .resources import bool_param, load_match, redis_of, require_seat_owner
 
+if TYPE_CHECKING:
+    import redis
+
 __all__ = ["routes", "seat_output", "seat_output_json"]
 
 
-def seat_output_json(r: Any, match_id: str, game: int, seat: int) -> dict[str, Any]:
+def seat_output_json(r: redis.Redis, match_id: str, game: int, seat: int) -> dict[str, Any]:
     """The JSON of one seat's output in one game (404 when the game has no replay)."""
     if replays.get_replay(r, match_id, game) is None:
         raise HTTPException(404, f"match {match_id} has no replay of game {game}")

@@ -15,12 +15,15 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .keys import Keys, StoreError
 from .queues import QueueKind, queue_name
 from .replays import get_replay
 from .settings import WorkerSettings
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = [
     "ANALYSIS_JOB_TIMEOUT_S",
@@ -58,7 +61,7 @@ def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def get_analysis(r: Any, match_id: str, game: int) -> AnalysisStatus:
+def get_analysis(r: redis.Redis, match_id: str, game: int) -> AnalysisStatus:
     """The game's analysis status, with the document once done (``status`` ``none`` if never
     requested)."""
     raw = r.hgetall(Keys.analysis(match_id, game))
@@ -77,7 +80,12 @@ def get_analysis(r: Any, match_id: str, game: int) -> AnalysisStatus:
 
 
 def request_analysis(
-    r: Any, match_id: str, game: int, *, by: str = "", settings: WorkerSettings | None = None
+    r: redis.Redis,
+    match_id: str,
+    game: int,
+    *,
+    by: str = "",
+    settings: WorkerSettings | None = None,
 ) -> AnalysisStatus:
     """Queue the analysis of a stored game unless it is done, queued or running; returns its
     status. Raises :class:`StoreError` if the game has no stored replay."""

@@ -17,11 +17,14 @@ import re
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arboretum_sdk.output import MARK, parse_marker
 
 from .keys import Keys, StoreError
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = [
     "DECISION_LINES",
@@ -247,15 +250,15 @@ def split_output(text: str, nonce: str, steps: dict[int, DecisionStep], seat: in
     return SplitOutput(log + "\n" if log else "", doc)
 
 
-def save_output(r: Any, match_id: str, seat: int, doc: dict[str, Any]) -> None:
+def save_output(r: redis.Redis, match_id: str, seat: int, doc: dict[str, Any]) -> None:
     """Store a seat's per-step output (zlib-compressed JSON), replacing a stale run's."""
     raw = json.dumps(doc, separators=(",", ":")).encode()
     r.set(Keys.bot_output(match_id, seat), zlib.compress(raw, 6))
 
 
-def get_output(r: Any, match_id: str, seat: int) -> dict[str, Any] | None:
+def get_output(r: redis.Redis, match_id: str, seat: int) -> dict[str, Any] | None:
     """A seat's per-step output of a match, or None when none was stored."""
-    raw = r.get(Keys.bot_output(match_id, seat))
+    raw: Any = r.get(Keys.bot_output(match_id, seat))
     if raw is None:
         return None
     try:

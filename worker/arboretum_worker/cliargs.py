@@ -4,10 +4,13 @@ settings and the Redis client of the parsed arguments, and the league a ``--leag
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arboretum_sdk import clitools
 from arboretum_sdk.clitools import UserError
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = ["common", "league_name", "redis_of", "settings_of"]
 
@@ -41,7 +44,7 @@ def redis_of(args: argparse.Namespace) -> Any:
     return client
 
 
-def league_name(r: Any, name: str | None) -> str | None:
+def league_name(r: redis.Redis, name: str | None) -> str | None:
     """``name`` if that league exists (else :class:`UserError`), or the newest league."""
     from . import store
 

@@ -32,7 +32,7 @@ import tempfile
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arboretum_sdk.bot import COMPUTE_ENV
 from arboretum_sdk.output import OUTPUT_ENV
@@ -53,6 +53,9 @@ from .play import (
 )
 from .sandbox.capture import MARKER_ROOM
 from .settings import WorkerSettings, job_timeout, seat_thinking_s
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = [
     "HAND_BACK_SIGNAL",
@@ -197,7 +200,7 @@ def run_match(match_id: str) -> dict[str, Any]:
         shutil.rmtree(match_dir, ignore_errors=True)
 
 
-def match_plan(r: Any, record: store.MatchRecord, ls: store.LeagueSettings) -> MatchPlan:
+def match_plan(r: redis.Redis, record: store.MatchRecord, ls: store.LeagueSettings) -> MatchPlan:
     """What the referee is asked to play for a stored league match (its job, and a re-run)."""
     tc, fp = ls.time_control, ls.fault_policy
     return MatchPlan(
@@ -213,7 +216,7 @@ def match_plan(r: Any, record: store.MatchRecord, ls: store.LeagueSettings) -> M
     )
 
 
-def seat_names(r: Any, versions: tuple[str, ...]) -> list[str]:
+def seat_names(r: redis.Redis, versions: tuple[str, ...]) -> list[str]:
     names = []
     for vid in versions:
         version = store.get_version(r, vid)
@@ -268,7 +271,7 @@ def _prune_stale(root: Path) -> None:
 
 
 def play_planned(
-    r: Any,
+    r: redis.Redis,
     settings: WorkerSettings,
     plan: MatchPlan,
     versions: tuple[str, ...],
@@ -328,7 +331,7 @@ def play_planned(
     return played
 
 
-def _notify_faults(r: Any, result: store.MatchResult, replay_docs: list[str]) -> None:
+def _notify_faults(r: redis.Redis, result: store.MatchResult, replay_docs: list[str]) -> None:
     """Tell the owners of the seats that faulted (their webhooks; never fails the match)."""
     from .webhooks import notify_faults
 
@@ -339,7 +342,7 @@ def _notify_faults(r: Any, result: store.MatchResult, replay_docs: list[str]) ->
 
 
 def store_artifacts(
-    r: Any, match_id: str, outcome: PlayedMatch, cap: int = replays.BOT_LOG_CAP
+    r: redis.Redis, match_id: str, outcome: PlayedMatch, cap: int = replays.BOT_LOG_CAP
 ) -> None:
     """Replays and bot output of the run whose result was recorded (stale ones replaced)."""
     replays.drop_replays(r, match_id)
@@ -411,13 +414,13 @@ def job_id(match_id: str) -> str:
     return JOB_PREFIX + match_id
 
 
-def _queue(r: Any, settings: WorkerSettings) -> Any:
+def _queue(r: redis.Redis, settings: WorkerSettings) -> Any:
     from rq import Queue
 
     return Queue(settings.queue, connection=r)
 
 
-def fetch_job(r: Any, match_id: str) -> Any:
+def fetch_job(r: redis.Redis, match_id: str) -> Any:
     from rq.exceptions import NoSuchJobError
     from rq.job import Job
 
@@ -428,7 +431,7 @@ def fetch_job(r: Any, match_id: str) -> Any:
 
 
 def enqueue_matches(
-    r: Any,
+    r: redis.Redis,
     league: store.League,
     match_ids: Iterable[str],
     settings: WorkerSettings,

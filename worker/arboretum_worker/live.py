@@ -43,9 +43,13 @@ import contextlib
 import json
 import logging
 import secrets
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .store import Keys
+
+if TYPE_CHECKING:
+    import redis
+    from redis.typing import EncodableT, FieldT
 
 __all__ = [
     "FLUSH_S",
@@ -82,7 +86,7 @@ def watched_key(match_id: str) -> str:
     return Keys.live_watched(match_id)
 
 
-def mark_watched(r: Any, match_id: str, ttl_s: int = WATCHED_TTL_S) -> None:
+def mark_watched(r: redis.Redis, match_id: str, ttl_s: int = WATCHED_TTL_S) -> None:
     """Someone watches ``match_id`` (the web, while it relays it): its publisher writes it."""
     r.set(watched_key(match_id), b"1", ex=ttl_s)
 
@@ -102,7 +106,7 @@ class LivePublisher:
     ``always``: write from the start, watched or not (no mark is looked for)."""
 
     def __init__(
-        self, r: Any, match_id: str, *, always: bool = False, flush_s: float = FLUSH_S
+        self, r: redis.Redis, match_id: str, *, always: bool = False, flush_s: float = FLUSH_S
     ) -> None:
         self.r = r
         self.match_id = match_id
@@ -180,7 +184,10 @@ class LivePublisher:
         """Append ``events`` to the stream (in one round trip); ``over``: the match ended."""
         pipe = self.r.pipeline(transaction=False)
         for event in events:
-            fields = {"a": self.attempt, "e": json.dumps(event, separators=(",", ":"))}
+            fields: dict[FieldT, EncodableT] = {
+                "a": self.attempt,
+                "e": json.dumps(event, separators=(",", ":")),
+            }
             pipe.xadd(self.key, fields, maxlen=MAX_ENTRIES, approximate=True)
         ended = over or events[-1]["type"] == "end"
         pipe.expire(self.key, LIVE_END_TTL_S if ended else LIVE_TTL_S)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arboretum_sdk import argtypes, clitools
 from arboretum_sdk.authorcli import add_server_options, remote
@@ -15,6 +15,9 @@ from arboretum_sdk.clitools import EXIT_USAGE, fail, plural
 from .cliargs import league_name, redis_of, settings_of
 from .output_cli import add_step_options, print_step
 from .report import table, version_label
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = ["MATCH_STATUSES", "register"]
 
@@ -115,7 +118,7 @@ def cmd_match_analyze(args: argparse.Namespace) -> int:
     return analyze(args)
 
 
-def _match_record(r: Any, match_id: str) -> Any:
+def _match_record(r: redis.Redis, match_id: str) -> Any:
     from . import store
 
     record = store.get_match(r, match_id)

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arboretum_sdk import argtypes
 from arboretum_sdk.clitools import fail
 from arboretum_sdk.steplines import print_lines, step_header, step_problem
 
 from . import botoutput, replays
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = ["add_step_options", "print_step"]
 
@@ -34,7 +37,7 @@ def add_step_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _replay_steps(r: Any, match_id: str, game: int) -> list[dict[str, Any]] | None:
+def _replay_steps(r: redis.Redis, match_id: str, game: int) -> list[dict[str, Any]] | None:
     raw = replays.get_replay(r, match_id, game)
     if raw is None:
         return None
@@ -43,7 +46,7 @@ def _replay_steps(r: Any, match_id: str, game: int) -> list[dict[str, Any]] | No
 
 
 def print_step(
-    r: Any, record: Any, step: int, game: int, seats: list[int] | None, label: str
+    r: redis.Redis, record: Any, step: int, game: int, seats: list[int] | None, label: str
 ) -> int:
     """Print the lines of step ``step`` of game ``game``; ``seats``, when given, are the seats
     ``--bot`` named (the step must be one of theirs), ``label`` what it said."""

@@ -6,9 +6,12 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arboretum_sdk.clitools import fail
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = [
     "LEADERBOARD_HEADERS",
@@ -38,7 +41,7 @@ def table(headers: list[str], rows: list[list[str]], right: set[int] | None = No
     return "\n".join([line(headers), sep, *(line(row) for row in rows)])
 
 
-def version_label(r: Any, vid: str) -> str:
+def version_label(r: redis.Redis, vid: str) -> str:
     from . import store
 
     version = store.get_version(r, vid)
@@ -63,7 +66,11 @@ def print_progress(progress: Any, *, failures: bool = True) -> None:
 
 
 def follow(
-    r: Any, name: str, interval: float = 0.5, *, problem: Callable[[], str | None] | None = None
+    r: redis.Redis,
+    name: str,
+    interval: float = 0.5,
+    *,
+    problem: Callable[[], str | None] | None = None,
 ) -> int:
     """Show the progress until the league is done; a ``problem()`` message aborts it."""
     from .progress import league_progress
@@ -100,7 +107,7 @@ LEADERBOARD_HEADERS = [
 LEADERBOARD_RIGHT = {0, 3, 4, 5, 6, 7, 8, 9, 10, 11}
 
 
-def leaderboard_rows(r: Any, league: str, *, all_versions: bool = False) -> list[list[str]]:
+def leaderboard_rows(r: redis.Redis, league: str, *, all_versions: bool = False) -> list[list[str]]:
     """The board (:func:`arboretum_worker.board.leaderboard`, its stored fit made again first when
     newer results exist): ranked by the lower end of the fitted 95% interval; the fitted rating
     ("?" after it while provisional) with the half-width of its interval and its lower end, the

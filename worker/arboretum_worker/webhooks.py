@@ -36,10 +36,13 @@ import time
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import store
 from .keys import Keys
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = [
     "EVENTS",
@@ -122,7 +125,7 @@ def validate_url(url: str) -> str:
     return url
 
 
-def set_webhook(r: Any, author: str, url: str) -> str:
+def set_webhook(r: redis.Redis, author: str, url: str) -> str:
     """Set the author's webhook; returns its new signing secret (shown once)."""
     validate_url(url)
     secret = "whsec_" + secrets.token_urlsafe(32)
@@ -133,14 +136,14 @@ def set_webhook(r: Any, author: str, url: str) -> str:
     return secret
 
 
-def get_webhook(r: Any, author: str) -> Webhook | None:
+def get_webhook(r: redis.Redis, author: str) -> Webhook | None:
     h = {_s(k): _s(v) for k, v in r.hgetall(Keys.author_webhook(author)).items()}
     if "url" not in h:
         return None
     return Webhook(url=h["url"], secret=h.get("secret", ""), created=float(h.get("created", 0)))
 
 
-def clear_webhook(r: Any, author: str) -> bool:
+def clear_webhook(r: redis.Redis, author: str) -> bool:
     """Remove the author's webhook; False if there was none."""
     return bool(r.delete(Keys.author_webhook(author)))
 
@@ -169,7 +172,7 @@ def verify(
 
 
 def notify(
-    r: Any, author: str, event: str, payload: dict[str, Any], *, enqueue: bool = True
+    r: redis.Redis, author: str, event: str, payload: dict[str, Any], *, enqueue: bool = True
 ) -> str | None:
     """Record a delivery of ``event`` to ``author``'s webhook and enqueue it; None when the
     author has no webhook. Never raises for the receiver's sake: its failures are recorded."""
@@ -305,7 +308,7 @@ def _connection() -> Any:
 def deliver(
     delivery_id: str,
     *,
-    r: Any = None,
+    r: redis.Redis | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> str:
     """The rq job: POST the delivery, retrying with backoff; returns its final status
@@ -350,7 +353,7 @@ def deliver(
     return status
 
 
-def deliveries(r: Any, author: str, limit: int = 20) -> list[dict[str, Any]]:
+def deliveries(r: redis.Redis, author: str, limit: int = 20) -> list[dict[str, Any]]:
     """The author's latest deliveries, newest first: id, event, status, attempts, created."""
     ids = [_s(i) for i in r.lrange(Keys.author_deliveries(author), 0, limit - 1)]
     pipe = r.pipeline(transaction=False)
@@ -381,7 +384,7 @@ def fault_step(doc: dict[str, Any], seat: int) -> int | None:
     return None
 
 
-def notify_faults(r: Any, result: store.MatchResult, replay_docs: list[str]) -> list[str]:
+def notify_faults(r: redis.Redis, result: store.MatchResult, replay_docs: list[str]) -> list[str]:
     """After a league match is recorded: a ``match.fault`` notice to the owner of each seat with
     a fault, linking to the first one's step in the replay viewer. Returns the deliveries."""
     sent = []

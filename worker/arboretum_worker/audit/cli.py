@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import argparse
 import getpass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arboretum_sdk.clitools import fail, plural
 
 from ..cliargs import redis_of
 from ..report import version_label
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = ["register"]
 
@@ -68,7 +71,7 @@ def _level(text: str) -> float:
     return value
 
 
-def _pair(r: Any, name: str, specs: list[str], versions: set[str]) -> tuple[str, str]:
+def _pair(r: redis.Redis, name: str, specs: list[str], versions: set[str]) -> tuple[str, str]:
     from ..league import resolve_version
     from ..progress import LeagueError
 

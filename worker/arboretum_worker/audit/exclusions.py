@@ -14,11 +14,14 @@ import json
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..keys import Keys, StoreError
 from ..store import MatchResult, as_text
 from .stats import pair_key
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = ["Exclusion", "exclude", "excluded", "include", "note", "results_for_fit", "without"]
 
@@ -44,7 +47,9 @@ def _field(a: str, b: str) -> str:
     return f"{x}/{y}"
 
 
-def exclude(r: Any, league: str, a: str, b: str, by: str, at: float | None = None) -> Exclusion:
+def exclude(
+    r: redis.Redis, league: str, a: str, b: str, by: str, at: float | None = None
+) -> Exclusion:
     """Leave the games of a and b together out of the league's fit (recorded once: a second call
     keeps the first record)."""
     x, y = pair_key(a, b)
@@ -53,12 +58,12 @@ def exclude(r: Any, league: str, a: str, b: str, by: str, at: float | None = Non
     return next(e for e in excluded(r, league) if (e.a, e.b) == (x, y))
 
 
-def include(r: Any, league: str, a: str, b: str) -> bool:
+def include(r: redis.Redis, league: str, a: str, b: str) -> bool:
     """Count the pair's games in the fit again; False if they were not left out."""
     return bool(r.hdel(Keys.league_excluded(league), _field(a, b)))
 
 
-def excluded(r: Any, league: str) -> list[Exclusion]:
+def excluded(r: redis.Redis, league: str) -> list[Exclusion]:
     """The league's excluded pairs, oldest record first."""
     out = []
     for field, raw in r.hgetall(Keys.league_excluded(league)).items():
@@ -84,7 +89,7 @@ def without(results: Iterable[MatchResult], exclusions: Sequence[Exclusion]) -> 
     ]
 
 
-def results_for_fit(r: Any, league: str) -> tuple[list[MatchResult], list[Exclusion]]:
+def results_for_fit(r: redis.Redis, league: str) -> tuple[list[MatchResult], list[Exclusion]]:
     """The league's results in sequence order without the excluded pairs', and the exclusions."""
     from ..ratings import results_in_order
 

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arboretum import DECK, DrawEvent, Event, ForfeitEvent, PlayEvent
 
 from ..keys import Keys
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = ["FEED_MAXLEN", "add", "append", "events_to_json", "read_feed"]
 
@@ -24,13 +27,13 @@ FEED_MAXLEN = 20_000
 _FIELD = "m"
 
 
-def append(r: Any, game_id: str, message: dict[str, Any]) -> str:
+def append(r: redis.Redis, game_id: str, message: dict[str, Any]) -> str:
     """Add ``message`` to the game's feed; its stream id."""
     entry = add(r, game_id, message)
     return entry.decode() if isinstance(entry, bytes) else str(entry)
 
 
-def add(r: Any, game_id: str, message: dict[str, Any]) -> Any:
+def add(r: redis.Redis, game_id: str, message: dict[str, Any]) -> Any:
     """The feed's ``XADD`` of ``message`` on ``r``, a connection or a pipeline (the relay sends a
     request and the record's pending request in one round trip)."""
     data = json.dumps(message, separators=(",", ":"))
@@ -42,11 +45,11 @@ def _text(value: Any) -> str:
 
 
 def read_feed(
-    r: Any, game_id: str, after: str = "0", block_ms: int = 0, count: int = 200
+    r: redis.Redis, game_id: str, after: str = "0", block_ms: int = 0, count: int = 200
 ) -> list[tuple[str, dict[str, Any]]]:
     """The feed's messages after stream id ``after`` (``"0"``: from the start), at most
     ``count``, in order; ``block_ms`` > 0 waits that long for a new one when there is none."""
-    reply = r.xread(
+    reply: Any = r.xread(
         {Keys.casual_feed(game_id): after or "0"},
         count=max(1, count),
         block=block_ms if block_ms > 0 else None,

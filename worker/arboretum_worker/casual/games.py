@@ -14,7 +14,7 @@ import json
 import secrets
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arboretum import DecisionKind, Draw, IllegalDecisionError, NotationError, Play, SeatView
 from arboretum.decisions import PLAY
@@ -35,6 +35,9 @@ from .records import (
     read_game,
     record_fields,
 )
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = [
     "JOB_PREFIX",
@@ -88,7 +91,7 @@ def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def _resolve(r: Any, opponent: object, author: str | None) -> tuple[str, str]:
+def _resolve(r: redis.Redis, opponent: object, author: str | None) -> tuple[str, str]:
     """An opponent (a bot's name: its current version; or a version id) -> (version id, name)."""
     if not isinstance(opponent, str) or not opponent.strip():
         raise CasualError(400, "an opponent is a bot's name or a version id (a string)")
@@ -118,7 +121,7 @@ def _resolve(r: Any, opponent: object, author: str | None) -> tuple[str, str]:
 
 
 def start_game(
-    r: Any,
+    r: redis.Redis,
     *,
     opponents: Sequence[str],
     seat: int | None,
@@ -210,7 +213,7 @@ def game_timeout(game: CasualGame) -> int:
     return job_timeout(game.players, 1, game.per_decision_ms, game.bank_ms)
 
 
-def _enqueue(r: Any, game: CasualGame, settings: CasualSettings, timeout: int) -> None:
+def _enqueue(r: redis.Redis, game: CasualGame, settings: CasualSettings, timeout: int) -> None:
     from rq import Callback, Queue
 
     queue = Queue(queue_name(QueueKind.CASUAL, settings.queue), connection=r)
@@ -226,7 +229,7 @@ def _enqueue(r: Any, game: CasualGame, settings: CasualSettings, timeout: int) -
     )
 
 
-def release(r: Any, game_id: str, *, queued_only: bool = False) -> None:
+def release(r: redis.Redis, game_id: str, *, queued_only: bool = False) -> None:
     """The game no longer counts against its address's and the queue's limits (``queued_only``:
     only the queue's: it left the queue to be played)."""
     digest = None if queued_only else r.hget(Keys.casual(game_id), "address")
@@ -237,7 +240,7 @@ def release(r: Any, game_id: str, *, queued_only: bool = False) -> None:
     pipe.execute()
 
 
-def get_game(r: Any, game_id: str) -> CasualGame:
+def get_game(r: redis.Redis, game_id: str) -> CasualGame:
     """The game, or :class:`CasualError` 404."""
     game = None
     if isinstance(game_id, str) and game_id.isalnum() and len(game_id) <= 64:
@@ -247,7 +250,7 @@ def get_game(r: Any, game_id: str) -> CasualGame:
     return game
 
 
-def check_key(r: Any, game: CasualGame, key: str | None) -> None:
+def check_key(r: redis.Redis, game: CasualGame, key: str | None) -> None:
     """:class:`CasualError` 403 unless ``key`` is the game's person key (compared in constant
     time, as SHA-256 digests)."""
     _check_key(r.hget(Keys.casual(game.game_id), "key"), key)
@@ -259,7 +262,7 @@ def _check_key(stored: Any, key: str | None) -> None:
         raise CasualError(403, "this is not your seat: the game's key is missing or wrong")
 
 
-def pending(r: Any, game_id: str) -> dict[str, Any] | None:
+def pending(r: redis.Redis, game_id: str) -> dict[str, Any] | None:
     """The request the person has to answer now (its ``request`` message), or None."""
     raw = r.hget(Keys.casual(game_id), "pending")
     return None if raw is None else json.loads(_text(raw))
@@ -305,7 +308,7 @@ def explain_illegal(view: SeatView, decision: Draw | Play) -> str | None:
     return None if view.is_legal(decision) else "illegal decision"
 
 
-def submit(r: Any, game: CasualGame, key: str | None, answer: dict[str, Any]) -> None:
+def submit(r: redis.Redis, game: CasualGame, key: str | None, answer: dict[str, Any]) -> None:
     """The person's answer (``{"id": N, ...}``, the line protocol's answer) to the pending
     request: checked, then pushed for the relay. 403 wrong key, 410 over, 409 not the pending
     request (a stale page, or not the person's turn), 400 malformed or illegal.
@@ -350,7 +353,7 @@ def submit(r: Any, game: CasualGame, key: str | None, answer: dict[str, Any]) ->
         raise CasualError(409, f"decision {number} is no longer pending (reload the page)")
 
 
-def resign(r: Any, game: CasualGame, key: str | None) -> None:
+def resign(r: redis.Redis, game: CasualGame, key: str | None) -> None:
     """The person gives up the game: their seat forfeits (ranks last) and the bots play on.
     403 wrong key, 410 over; resigning twice changes nothing."""
     check_key(r, game, key)

@@ -43,6 +43,8 @@ from .records import (
 from .relay import RelaySeat
 
 if TYPE_CHECKING:
+    import redis
+
     from arboretum_server.inprocess import InProcessSeat
     from arboretum_server.runner import MatchHandle
 
@@ -83,7 +85,7 @@ class _Person:
     """Starts the relay for the person's seat, attaches the seat and resigns it through the
     match's handle (on the referee's event loop: the relay calls from its threads)."""
 
-    def __init__(self, r: Any, game: CasualGame) -> None:
+    def __init__(self, r: redis.Redis, game: CasualGame) -> None:
         self.r = r
         self.game = game
         self.handle: MatchHandle | None = None
@@ -159,7 +161,7 @@ def casual_game(game_id: str) -> dict[str, Any]:
 
 
 def _record(
-    r: Any, game: CasualGame, played: PlayedMatch, person: _Person, keep_s: int
+    r: redis.Redis, game: CasualGame, played: PlayedMatch, person: _Person, keep_s: int
 ) -> dict[str, Any]:
     """Store the replay, the result and the bots' records; end the feed."""
     if played.status != "finished" or not played.games:
@@ -196,7 +198,7 @@ def _record(
     return {"game": game.game_id, "played": True, "ranks": list(result.ranks)}
 
 
-def _fail(r: Any, game: CasualGame, reason: str, keep_s: int) -> None:
+def _fail(r: redis.Redis, game: CasualGame, reason: str, keep_s: int) -> None:
     """End the game as failed: the record, the limits, and an ``error`` on the feed."""
     release(r, game.game_id)
     failed = replace(game, status=Status.FAILED, ended=time.time(), reason=reason)

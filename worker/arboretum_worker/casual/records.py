@@ -15,10 +15,14 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..keys import Keys
 from ..settings import SettingsError, numbers_from_env
+
+if TYPE_CHECKING:
+    import redis
+    from redis.typing import EncodableT, FieldT
 
 __all__ = [
     "PERSON_NAME",
@@ -170,12 +174,12 @@ def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def record_fields(game: CasualGame) -> dict[str, str]:
+def record_fields(game: CasualGame) -> dict[FieldT, EncodableT]:
     """The record's hash fields."""
     return {"game": json.dumps(game.to_json(), separators=(",", ":"))}
 
 
-def read_game(r: Any, game_id: str) -> CasualGame | None:
+def read_game(r: redis.Redis, game_id: str) -> CasualGame | None:
     """The game's record, else its kept summary once the record expired; None if neither."""
     raw = r.hget(Keys.casual(game_id), "game")
     if raw is None:
@@ -197,7 +201,7 @@ def bot_points(ranks: list[int], seat: int, person: int) -> float:
     return 0.5 if ranks[seat] == ranks[person] else 0.0
 
 
-def store_result(r: Any, game: CasualGame, keep_s: int) -> None:
+def store_result(r: redis.Redis, game: CasualGame, keep_s: int) -> None:
     """Record a game that is over: its record (expiring after ``keep_s``), its summary for good,
     and, when it has a result, each bot version's game and record against people."""
     pipe = r.pipeline(transaction=True)
@@ -221,7 +225,7 @@ def store_result(r: Any, game: CasualGame, keep_s: int) -> None:
 
 
 def games_for_version(
-    r: Any, version_id: str, offset: int = 0, limit: int = 20
+    r: redis.Redis, version_id: str, offset: int = 0, limit: int = 20
 ) -> list[CasualGame]:
     """The version's finished games against people, newest first."""
     ids = r.zrevrange(Keys.casual_version(version_id), offset, offset + max(0, limit) - 1)
@@ -233,14 +237,14 @@ def games_for_version(
     return games
 
 
-def record_for_version(r: Any, version_id: str) -> tuple[float, int]:
+def record_for_version(r: redis.Redis, version_id: str) -> tuple[float, int]:
     """The version's record against people: (the bot's wins, games)."""
     h = r.hgetall(Keys.casual_version_record(version_id))
     values = {_text(k): _text(v) for k, v in h.items()}
     return float(values.get("wins", 0)), int(values.get("games", 0))
 
 
-def set_pending(r: Any, game_id: str, request: dict[str, Any]) -> None:
+def set_pending(r: redis.Redis, game_id: str, request: dict[str, Any]) -> None:
     """The request the person has to answer now (the relay's, as it feeds it)."""
     r.hset(
         Keys.casual(game_id),
@@ -251,16 +255,16 @@ def set_pending(r: Any, game_id: str, request: dict[str, Any]) -> None:
     )
 
 
-def clear_pending(r: Any, game_id: str) -> None:
+def clear_pending(r: redis.Redis, game_id: str) -> None:
     """No request of the person is pending (answered, faulted, or the game ended)."""
     r.hdel(Keys.casual(game_id), "pending", "pending_id")
 
 
-def set_status(r: Any, game: CasualGame) -> None:
+def set_status(r: redis.Redis, game: CasualGame) -> None:
     """Write the record's game (its status changed)."""
     r.hset(Keys.casual(game.game_id), mapping=record_fields(game))
 
 
-def resigned(r: Any, game_id: str) -> bool:
+def resigned(r: redis.Redis, game_id: str) -> bool:
     """Whether the person asked to resign."""
     return r.hget(Keys.casual(game_id), "resigned") is not None

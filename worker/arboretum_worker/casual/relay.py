@@ -55,6 +55,8 @@ from .games import explain_illegal, parse_answer
 from .records import PERSON_NAME, CasualError, clear_pending, set_pending
 
 if TYPE_CHECKING:
+    import redis
+
     from arboretum_server.inprocess import InProcessSeat
 
 __all__ = ["Relay", "RelaySeat"]
@@ -77,7 +79,7 @@ class Relay(Bot):
 
     name = PERSON_NAME
 
-    def __init__(self, r: Any, game_id: str, inbox: queue.Queue[Any]) -> None:
+    def __init__(self, r: redis.Redis, game_id: str, inbox: queue.Queue[Any]) -> None:
         self.r = r
         self.game_id = game_id
         self.inbox = inbox
@@ -180,7 +182,7 @@ event loop) and give its channel; raises as the referee does (the match over, sa
 class RelaySeat:
     """The person's seat as the match job runs it: the relay's client and its moves reader."""
 
-    def __init__(self, r: Any, game_id: str, attach: Attach, resign: Resign) -> None:
+    def __init__(self, r: redis.Redis, game_id: str, attach: Attach, resign: Resign) -> None:
         self.r = r
         self.game_id = game_id
         self.inbox: queue.Queue[Any] = queue.Queue()

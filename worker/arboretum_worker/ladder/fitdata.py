@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.special import expit, log_expit
@@ -32,6 +32,9 @@ from ..audit.exclusions import excluded
 from ..fit import Fit, FitError, Rankings
 from ..keys import Keys
 from ..store import MatchResult, StoreError, as_text
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = ["FitData", "fit_table", "keep_maximum", "load", "table", "update"]
 
@@ -101,12 +104,12 @@ class FitData:
         return cls(list(head["versions"]), wins, int(head["seq"]), maximum)
 
 
-def load(r: Any, name: str) -> FitData:
-    raw = r.get(Keys.ladder(name, "fitdata"))
+def load(r: redis.Redis, name: str) -> FitData:
+    raw: Any = r.get(Keys.ladder(name, "fitdata"))
     return FitData() if raw is None else FitData.from_bytes(raw)
 
 
-def update(r: Any, name: str, *, limit: int | None = None) -> FitData:
+def update(r: redis.Redis, name: str, *, limit: int | None = None) -> FitData:
     """The stored table with the results recorded since it was stored, at most ``limit`` of
     them (the oldest first; :data:`READ_LIMIT` by default), so that a tick's reading is bounded:
     the first tick of a big ladder reads its first ``limit`` results, fits and schedules from
@@ -116,12 +119,12 @@ def update(r: Any, name: str, *, limit: int | None = None) -> FitData:
     data = load(r, name)
     limit = READ_LIMIT if limit is None else limit
     key = Keys.elo_applied(name)
-    found = r.zrangebyscore(key, f"({data.seq}", "+inf", start=0, num=limit, withscores=True)
+    found: Any = r.zrangebyscore(key, f"({data.seq}", "+inf", start=0, num=limit, withscores=True)
     unsaved = 0
     for at in range(0, len(found), _READ_CHUNK):
         chunk = found[at : at + _READ_CHUNK]
         ids = [as_text(m) for m, _ in chunk]
-        raws = r.mget([Keys.result(m) for m in ids])
+        raws: Any = r.mget([Keys.result(m) for m in ids])
         missing = [m for m, raw in zip(ids, raws, strict=True) if raw is None]
         if missing:
             raise StoreError(f"result {missing[0]!r} is in the sequence but not stored")
@@ -146,7 +149,7 @@ def _games(match_id: str, raw: bytes) -> tuple[str, list[str], list[Sequence[int
         raise StoreError(f"result {match_id!r} is not a stored result: {exc}") from exc
 
 
-def table(r: Any, name: str, data: FitData) -> tuple[list[str], np.ndarray]:
+def table(r: redis.Redis, name: str, data: FitData) -> tuple[list[str], np.ndarray]:
     """The versions that played and their wins matrix, without the pairs left out of the fit."""
     wins = data.wins.copy()
     index = {v: i for i, v in enumerate(data.versions)}
@@ -218,7 +221,7 @@ def fit_table(
     return Fit(rankings, t - t.mean(), centre @ cov @ centre, t, iterations)
 
 
-def keep_maximum(r: Any, name: str, data: FitData, fitted: Fit) -> None:
+def keep_maximum(r: redis.Redis, name: str, data: FitData, fitted: Fit) -> None:
     """Store the table with the fit's maximum: the next tick's fit starts from it (one or two
     Newton steps instead of six or more)."""
     data.maximum = {v: float(fitted.maximum[i]) for v, i in fitted.rankings.index.items()}

@@ -29,7 +29,7 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -42,6 +42,9 @@ from ..schedule import MatchSpec, deal_seed, league_order, match_id, pack_series
 from ..settings import WorkerSettings
 from . import fitdata, state
 from .choice import Belief, choose
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = [
     "TICK_JOB_PREFIX",
@@ -106,7 +109,7 @@ def unit_specs(
     return pack_series(games, deals_per_series)
 
 
-def in_flight(r: Any, name: str) -> list[store.MatchRecord]:
+def in_flight(r: redis.Redis, name: str) -> list[store.MatchRecord]:
     """The ladder's queued and running matches."""
     ids: list[str] = []
     for status in (store.MatchStatus.QUEUED, store.MatchStatus.RUNNING):
@@ -114,7 +117,7 @@ def in_flight(r: Any, name: str) -> list[store.MatchRecord]:
     return [m for m in store.get_matches(r, ids) if m is not None]
 
 
-def _enter_new_versions(r: Any, name: str) -> list[str]:
+def _enter_new_versions(r: redis.Redis, name: str) -> list[str]:
     entered = []
     members = state.members(r, name)
     pipe = r.pipeline(transaction=False)
@@ -131,7 +134,10 @@ def _enter_new_versions(r: Any, name: str) -> list[str]:
 
 
 def _requeue_orphans(
-    r: Any, league: store.League, flying: Sequence[store.MatchRecord], settings: WorkerSettings
+    r: redis.Redis,
+    league: store.League,
+    flying: Sequence[store.MatchRecord],
+    settings: WorkerSettings,
 ) -> int:
     queued = [m.id for m in flying if m.status is store.MatchStatus.QUEUED]
     return enqueue_matches(r, league, queued, settings, **ladder_callbacks())
@@ -147,7 +153,7 @@ def ladder_callbacks() -> dict[str, Any]:
     }
 
 
-def tick(r: Any, name: str, settings: WorkerSettings) -> TickReport:
+def tick(r: redis.Redis, name: str, settings: WorkerSettings) -> TickReport:
     """Top the ladder up (see the module doc). Safe to run any number of times, at once."""
     started = time.perf_counter()
     league = store.get_league(r, name)
@@ -189,7 +195,7 @@ def tick(r: Any, name: str, settings: WorkerSettings) -> TickReport:
 
 
 def _tick_locked(
-    r: Any, league: store.League, token: str, settings: WorkerSettings, report: TickReport
+    r: redis.Redis, league: store.League, token: str, settings: WorkerSettings, report: TickReport
 ) -> None:
     name = league.name
     ls = league.settings
@@ -228,7 +234,7 @@ def _tick_locked(
 
 
 def _fit_and_choose(
-    r: Any,
+    r: redis.Redis,
     name: str,
     league: store.League,
     versions: list[str],
@@ -274,7 +280,7 @@ def tick_job_id(name: str) -> str:
     return f"{TICK_JOB_PREFIX}{name}-{secrets.token_hex(4)}"
 
 
-def enqueue_tick(r: Any, name: str, settings: WorkerSettings) -> bool:
+def enqueue_tick(r: redis.Redis, name: str, settings: WorkerSettings) -> bool:
     """Enqueue a tick of ladder ``name`` unless one is waiting already; True if enqueued."""
     from rq import Queue, Retry
 
