@@ -1,6 +1,7 @@
 """The game in progress of a match (:class:`Game`): its engine state, clocks, faults, events and
-replay recorder, the pieces of its decision requests encoded until they change, and the
-pending decision (:class:`Pending`) with its possible outcomes.
+replay recorder, the pieces of its decision requests encoded until they change, the pending
+decision (:class:`Pending`) with its possible outcomes, and what a seat's new stream and a new
+spectator are told of it (:meth:`Game.greet`, :meth:`Game.spectator_greeting`).
 
 :class:`DecisionTimer` times the pending decision out: one timer per match, armed for the
 earliest deadline it may have to enforce. A decision asked while the timer is armed for an
@@ -21,6 +22,7 @@ from arboretum import (
     DecisionKind,
     GameState,
     ReplayRecorder,
+    derive_bot_seed,
     derive_game_seed,
 )
 
@@ -32,10 +34,13 @@ from .messages import (
     DecisionPending,
     GameEnd,
     GameSetup,
+    GameStart,
     LoggedEvent,
     SeatPublic,
     TimeControl,
     View,
+    WatchGameStart,
+    WatchMessage,
 )
 from .messages import Draw as DrawEvent
 from .seats import (
@@ -108,6 +113,15 @@ class Pending:
     def deadline(self) -> float:
         """When it times out, on the loop's clock."""
         return self.sent_at + self.budget_ms / 1000
+
+    def elapsed_ms(self, now: float) -> int:
+        """Whole milliseconds since it was asked, at ``now`` on the loop's clock."""
+        return max(0, int((now - self.sent_at) * 1000))
+
+    @property
+    def waiting(self) -> bool:
+        """Still waiting for its outcome."""
+        return not self.future.done()
 
 
 class SeatClock:
@@ -353,6 +367,29 @@ class Game:
         since = stream.cursor if stream.cursor_game == self.index else 0
         stream.cursor_game, stream.cursor = self.index, len(self.events)
         return self.events_for(stream.seat, since)
+
+    def greet(self, seat: int, stream: SeatStream, now: float, resumed: bool) -> None:
+        """Bring ``seat``'s new ``stream`` into this game at ``now``: its start (with the events
+        so far: none at the game's start) and, when the seat's decision is pending, its request.
+        ``resumed``: the seat had a stream before, in this match."""
+        stream.cursor_game, stream.cursor = self.index, len(self.events)
+        bot_seed = derive_bot_seed(self.seed, seat)
+        events = self.events_for(seat)
+        stream.send(GameStart(self.setup, seat, self.view(seat), events, resumed, bot_seed))
+        pending = self.pending
+        if pending is not None and pending.seat == seat and pending.waiting:
+            stream.send(self.request(pending, stream, pending.elapsed_ms(now)))
+
+    def spectator_greeting(self, now: float) -> list[WatchMessage]:
+        """What a spectator who comes in at ``now`` is told of this game: its start with the
+        board and events so far, and the decision pending, if any."""
+        greeting: list[WatchMessage] = [
+            WatchGameStart(self.setup, self.board(), self.events_for(None), True)
+        ]
+        pending = self.pending
+        if pending is not None and pending.waiting:
+            greeting.append(self.pending_message(pending, pending.elapsed_ms(now)))
+        return greeting
 
     def pending_message(self, pending: Pending, elapsed_ms: int) -> DecisionPending:
         """What spectators are told of ``pending``, asked ``elapsed_ms`` ago."""

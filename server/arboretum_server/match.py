@@ -51,8 +51,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from arboretum import derive_bot_seed
-
 from .errors import AlreadyConnected, MatchOver
 from .game import (
     CONCLUDED,
@@ -66,10 +64,8 @@ from .game import (
 )
 from .matchconfig import MatchConfig
 from .messages import (
-    Forfeit,
     GameEnd,
     GameOver,
-    GameStart,
     MatchEnd,
     MatchSnapshot,
     MatchStatus,
@@ -77,7 +73,6 @@ from .messages import (
     SeatConnection,
     WatchGameEnd,
     WatchGameStart,
-    WatchMessage,
     is_over,
 )
 from .record import MatchRecord, ReplayStore
@@ -239,20 +234,7 @@ class Match:
         stream.send(self.config.seat_info(self.match_id, seat, resumed))
         game = self._game
         if game is not None:
-            stream.cursor_game, stream.cursor = game.index, len(game.events)
-            stream.send(
-                GameStart(
-                    game.setup,
-                    seat,
-                    game.view(seat),
-                    game.events_for(seat),
-                    resumed=True,
-                    bot_seed=derive_bot_seed(game.seed, seat),
-                )
-            )
-            pending = game.pending
-            if pending is not None and pending.seat == seat and not pending.future.done():
-                stream.send(game.request(pending, stream, self._elapsed_ms(pending)))
+            game.greet(seat, stream, self._loop.time(), resumed=True)
             self._note(seat, "reconnect" if resumed else "connect", "the seat opened a stream")
         log.info(
             "match %s seat %d: connected%s", self.match_id, seat, " (resumed)" if resumed else ""
@@ -274,7 +256,7 @@ class Match:
         crashed = self.seating.crash(seat, reason)
         log.info("match %s seat %d: crash reported: %s", self.match_id, seat, crashed)
         pending = self._pending()
-        if pending is not None and pending.seat == seat and not pending.future.done():
+        if pending is not None and pending.seat == seat and pending.waiting:
             pending.future.set_result(Crashed(crashed))
 
     def report_restart(self, seat: int) -> None:
@@ -290,17 +272,10 @@ class Match:
         of the seat's that is pending now first). False when no game is in progress or the seat
         forfeited already (a waiting match cannot be resigned: its game has not started)."""
         game = self._game
-        if game is None or is_over(self.status) or game.state.is_over:
+        if game is None or is_over(self.status) or game.state.is_over or game.state.forfeited[seat]:
             return False
-        state = game.state
-        if state.forfeited[seat]:
-            return False
-        game.recorder.forfeit(seat, reason or "resigned")
-        game.changed()
-        self.rulings.emit(game, seat, state.turn + 1, Forfeit(game.faults[seat]))
-        log.info("match %s seat %d: resigns game %d", self.match_id, seat, game.index)
-        pending = game.pending
-        if pending is None or pending.seat != seat or pending.future.done():
+        pending = self.rulings.resign(game, seat, reason)
+        if pending is None:
             return True  # its turns are played by the match loop (Match._decide)
 
         def settle() -> None:
@@ -353,14 +328,9 @@ class Match:
         """A new spectator, told the match as it stands (and its end, when it is over)."""
         if is_over(self.status):
             return self.spectators.subscribe([self.info(), self.end_message()], over=True)
-        greeting: list[WatchMessage] = [self.info()]
         game = self._game
-        if game is not None:
-            greeting.append(WatchGameStart(game.setup, game.board(), game.events_for(None), True))
-            pending = game.pending
-            if pending is not None and not pending.future.done():
-                greeting.append(game.pending_message(pending, self._elapsed_ms(pending)))
-        return self.spectators.subscribe(greeting)
+        later = [] if game is None else game.spectator_greeting(self._loop.time())
+        return self.spectators.subscribe([self.info(), *later])
 
     def unwatch(self, watcher: Watcher) -> None:
         self.spectators.remove(watcher)
@@ -412,13 +382,10 @@ class Match:
         game = Game(self.config, self.match_id, index)
         self._game = game
         log.info("match %s: game %d starts", self.match_id, index)
+        now = self._loop.time()
         for session in self.seats:
-            stream = session.stream
-            if stream is not None:
-                stream.cursor_game, stream.cursor = index, 0
-                seat = session.seat
-                seed = derive_bot_seed(game.seed, seat)
-                stream.send(GameStart(game.setup, seat, game.view(seat), (), False, seed))
+            if session.stream is not None:
+                game.greet(session.seat, session.stream, now, resumed=False)
         self.spectators.publish(WatchGameStart(game.setup, game.board(), (), False))
         state = game.state
         while not state.is_over:
@@ -436,10 +403,6 @@ class Match:
         totals = list(outcome.result.totals)
         log.info("match %s: game %d over, totals %s", self.match_id, index, totals)
         await self.record.save(index)
-
-    def _elapsed_ms(self, pending: Pending) -> int:
-        """Whole milliseconds since ``pending`` was asked."""
-        return max(0, int((self._loop.time() - pending.sent_at) * 1000))
 
     async def _decide(self, game: Game, seat: int) -> None:
         """Ask ``seat``'s decision and wait until it is settled. Answers that come in time are
@@ -483,7 +446,7 @@ class Match:
         )
         game.pending = pending
         if self._watchers:
-            self.spectators.publish(game.pending_message(pending, self._elapsed_ms(pending)))
+            self.spectators.publish(game.pending_message(pending, 0))
         session = self.seats[seat]
         if session.crashed is not None:
             future.set_result(Crashed(session.crashed))

@@ -102,6 +102,17 @@ class Rulings:
             if decision.discard is not None:
                 self.emit(game, seat, turn_number, Discard(decision.discard))
 
+    def resign(self, game: Game, seat: int, reason: str) -> Pending | None:
+        """``seat`` gives up ``game`` (not over, the seat not forfeited): recorded and told as a
+        forfeit. The seat's decision pending now, if any, is returned for the caller to settle
+        (by :meth:`play_forfeited`); its later turns are played by the match loop."""
+        game.recorder.forfeit(seat, reason or "resigned")
+        game.changed()
+        self.emit(game, seat, game.state.turn + 1, Forfeit(game.faults[seat]))
+        log.info("match %s seat %d: resigns game %d", self.match_id, seat, game.index)
+        pending = game.pending
+        return pending if pending is not None and pending.seat == seat and pending.waiting else None
+
     def play_forfeited(self, game: Game, seat: int) -> None:
         """Play a forfeited seat's turn: the fallback decision, recorded as ``forfeited``."""
         reason = f"seat {seat} forfeited this game; the fallback plays its turns"
