@@ -368,10 +368,11 @@ class Game:
         stream.cursor_game, stream.cursor = self.index, len(self.events)
         return self.events_for(stream.seat, since)
 
-    def greet(self, seat: int, stream: SeatStream, now: float, resumed: bool) -> None:
+    def greet(self, seat: int, stream: SeatStream, now: float, *, resumed: bool) -> None:
         """Bring ``seat``'s new ``stream`` into this game at ``now``: its start (with the events
         so far: none at the game's start) and, when the seat's decision is pending, its request.
-        ``resumed``: the seat had a stream before, in this match."""
+        ``resumed``: the game was in progress already (the stream joins it, as ``GameStart``
+        tells the bot), not starting now."""
         stream.cursor_game, stream.cursor = self.index, len(self.events)
         bot_seed = derive_bot_seed(self.seed, seat)
         events = self.events_for(seat)
