@@ -68,13 +68,12 @@ def hook(frame, event, arg):
     name = code.co_filename
     if name in seen or not code.co_flags & CO_OPTIMIZED:
         return
-    caller = frame.f_back
-    while caller is not None and caller.f_code.co_name in COMPREHENSIONS:
-        caller = caller.f_back
-    if code.co_name in COMPREHENSIONS and (
-        caller is None or not caller.f_code.co_flags & CO_OPTIMIZED
-    ):
-        return
+    if code.co_name in COMPREHENSIONS:
+        caller = frame.f_back
+        while caller is not None and caller.f_code.co_name in COMPREHENSIONS:
+            caller = caller.f_back
+        if caller is None or not caller.f_code.co_flags & CO_OPTIMIZED:
+            return
     seen.add(name)
     if name.startswith(roots):
         with open(out, "a") as fh:

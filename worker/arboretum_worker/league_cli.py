@@ -47,8 +47,7 @@ def register(
     """Add ``arena league ...``, ``arena leaderboard`` and ``arena ratings`` (with ``only``, the
     one of them it names, or none; with ``action`` too, that action of ``arena league``)."""
     if only in (None, "league"):
-        known = action in (*OWN_ACTIONS, *LADDER_ACTIONS, *AUDIT_ACTIONS)
-        _add_league(subparsers, common, action if known else None)
+        _add_league(subparsers, common, action)
     if only in (None, "leaderboard"):
         _add_leaderboard(subparsers, common)
     if only in (None, "ratings"):
@@ -56,14 +55,15 @@ def register(
 
 
 def _add_league(subparsers: Any, common: argparse.ArgumentParser, action: str | None) -> None:
-    """The ``league`` group: every action, or with ``action`` that one only."""
+    """The ``league`` group: every action, or with ``action`` (one of the table's) that one only."""
+    if action not in (*OWN_ACTIONS, *LADDER_ACTIONS, *AUDIT_ACTIONS):
+        action = None  # help, or a word the group does not know: every action, for the error
     league = subparsers.add_parser("league", help="create, run and follow leagues")
     lsub = league.add_subparsers(dest="league_command", metavar="ACTION")
     lsub.required = True
     if action in (None, "create"):
         _add_create(lsub, common)
-    if action is None or action in OWN_ACTIONS[1:]:
-        _add_own_actions(lsub, common, action)
+    _add_own_actions(lsub, common, action)
     if action is None or action in LADDER_ACTIONS:
         from .ladder import cli as ladder_cli
 
@@ -118,7 +118,8 @@ def _add_create(lsub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _add_own_actions(lsub: Any, common: argparse.ArgumentParser, action: str | None) -> None:
-    """``run``, ``status``, ``cancel``, ``retry`` and ``list`` (with ``action``, that one)."""
+    """``run``, ``status``, ``cancel``, ``retry`` and ``list`` (with ``action``, that one, if it is
+    one of them)."""
     if action in (None, "run"):
         p = lsub.add_parser("run", parents=[common], help="enqueue the league's matches")
         p.add_argument("name", metavar="NAME", help="the league's name")
