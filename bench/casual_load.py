@@ -35,6 +35,14 @@ down by at most 20% (the mean of the rounds' ratios at least 0.8).
 
     .venv/bin/python bench/casual_load.py --rounds 4               # 50 people, think 3 s
     .venv/bin/python bench/casual_load.py --games 5 --think 0.5 --bots 4 --deals 4
+    .venv/bin/python bench/casual_load.py --casual-only 30               # no league
+    .venv/bin/python bench/casual_load.py --casual-only 30 --think 300   # nobody deciding
+
+``--casual-only SECONDS`` times no league: once every person's game has asked its first decision
+(and a few seconds more), it reports what the casual side's parts (the casual workers and work
+horses, their bots, ``arena web``, Redis, the people) spent over that many seconds, in all and
+per decision of a person made meanwhile. With a think time longer than the window nobody
+decides, and what is left is what the open tables cost while they wait.
 """
 
 from __future__ import annotations
@@ -79,6 +87,8 @@ PAGE = {  # the endpoints' names in the report
     "decision": "POST /play/{id}/decision",
     "resign": "POST /play/{id}/resign",
 }
+CASUAL_ONLY_SETTLE_S = 5.0
+"""``--casual-only``: how long the people play before the measured window opens."""
 WAITS = {"turn": "a decision to the next request", "start": "POST /api/play to the 1st request"}
 
 
@@ -609,6 +619,42 @@ def loaded_phase(rig: Rig, args: argparse.Namespace, k: int, account: Any) -> di
     return phase
 
 
+def casual_only(rig: Rig, args: argparse.Namespace, account: Any) -> None:
+    """``--casual-only``: the people play with no league beside them; what the casual side's
+    parts spend over ``args.casual_only`` seconds, per decision of a person made in that time
+    (with a long ``--think``, what the open tables cost while nobody decides)."""
+    out = rig.tmp / "people-casual-only.json"
+    people = start_people(rig, args, out)
+    rig.parts.roots[people.pid] = "the people (HTTP clients)"
+    assert people.stdin is not None and people.stdout is not None
+    ready = json.loads(people.stdout.readline() or '{"ready": 0}')["ready"]
+    print(f"  {ready} of {args.games} people playing; measuring {args.casual_only:.0f} s")
+    time.sleep(CASUAL_ONLY_SETTLE_S)
+    snapshot, cpu, start = rig.parts.snapshot(), account.cpu_s(), time.time()
+    time.sleep(args.casual_only)
+    cpu, end = account.cpu_s() - cpu, time.time()
+    parts = rig.parts.between(snapshot, rig.parts.snapshot())
+    people.stdin.write("stop\n")
+    people.stdin.flush()
+    people.wait(120)
+    log = json.loads(out.read_text())["log"]
+    decisions = sum(1 for row in log if row[0] == PAGE["decision"] and start <= row[1] <= end)
+    seconds = end - start
+    per = f", {1000 * cpu / decisions:.1f} CPU-ms a decision" if decisions else ""
+    print(
+        f"  {decisions} decisions of a person in {seconds:.1f} s ({decisions / seconds:.1f} a "
+        f"second); {cpu:.2f} CPU-s ({cpu / seconds:.3f} CPUs busy{per})"
+    )
+    for part, part_cpu in sorted(parts.items(), key=lambda item: -item[1]):
+        if part_cpu >= 0.05 * seconds / 100:
+            share = f", {1000 * part_cpu / decisions:.2f} ms a decision" if decisions else ""
+            busy = 100 * part_cpu / seconds
+            print(f"    {part}: {part_cpu:.2f} CPU-s ({busy:.1f}% of a CPU{share})")
+    rest = cpu - sum(parts.values())
+    if rest >= 0.05:  # (the parts are read just after the total: a few ms apart)
+        print(f"    processes that ended uncounted by a part: {rest:.2f} CPU-s")
+
+
 def report(
     alone: list[dict[str, Any]], loaded: list[dict[str, Any]], args: argparse.Namespace
 ) -> int:
@@ -680,6 +726,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--client", choices=sorted(CLIENTS), default="aiohttp", help="the people's HTTP client"
     )
+    parser.add_argument(
+        "--casual-only",
+        type=float,
+        metavar="SECONDS",
+        help="no league: measure the casual side alone over this many seconds",
+    )
     parser.add_argument("--people-only", nargs=2, metavar=("BASE", "OUT"), help=argparse.SUPPRESS)
     parser.add_argument("--opponents", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -719,6 +771,10 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         rig = Rig(args)
         print(f"  Redis, arena web and the workers up in {time.perf_counter() - started:.0f} s")
+        if args.casual_only:
+            print(f"  idle: {settle(account):.2f} CPUs busy", flush=True)
+            casual_only(rig, args, account)
+            return 0
         league_phase(rig, args, "warmup", account, bots=4, deals=1)  # each worker's first match
         # A whole league more, not counted: right after the start, the first alone phase ran
         # slower than the later ones in three runs of five (docs/benchmarks.md), which flattered

@@ -156,7 +156,7 @@ def test_a_person_plays_whole_games_at_2_3_and_4_players(arena: Arena) -> None:
     arena.env["ARENA_QUEUES"] = "casual"
     worker = arena.start_worker()
     wait_casual_workers(arena, 1)
-    # A worker of casual games only takes the CPU a league leaves: its priority is lowered.
+    # A worker of casual games only runs at a lower CPU priority (docs/league.md, "Casual games").
     assert niceness(worker.pid) == 10
     r = arena.r
     games = 0

@@ -126,9 +126,11 @@ BEST_EFFORT_NICE = 10
 
 def worker_niceness(kinds: Sequence[QueueKind], env: Mapping[str, str] | None = None) -> int:
     """How much ``arena worker`` lowers its CPU priority (``nice``; its work horses, referees and
-    bots inherit it): ``ARENA_WORKER_NICE`` (0 to 19) when set, else ``BEST_EFFORT_NICE`` for a
-    worker that listens only to best-effort queues (:data:`BEST_EFFORT`) and 0 for the others.
-    So casual games on the machine of a league take the CPU the league's matches leave."""
+    bots inherit it, but for the docker sandbox's, which the container runtime starts):
+    ``ARENA_WORKER_NICE`` (0 to 19) when set, else ``BEST_EFFORT_NICE`` for a worker that listens
+    only to best-effort queues (:data:`BEST_EFFORT`) and 0 for the others. Where the kernel
+    schedules each session as a group (Linux's autogroup), a ``nice`` weighs only within the
+    worker's session: docs/league.md, "Casual games"."""
     env = os.environ if env is None else env
     raw = env.get("ARENA_WORKER_NICE", "").strip()
     if not raw:
