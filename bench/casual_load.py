@@ -62,7 +62,7 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -600,20 +600,27 @@ def start_people(rig: Rig, args: argparse.Namespace, out: Path) -> subprocess.Po
     return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
 
-def loaded_phase(rig: Rig, args: argparse.Namespace, k: int, account: Any) -> dict[str, Any]:
-    out = rig.tmp / f"people-{k}.json"
-    started = time.time()
+@contextlib.contextmanager
+def people_playing(rig: Rig, args: argparse.Namespace, out: Path) -> Iterator[int]:
+    """The people, playing while the block runs: gives how many have a first request; stops them
+    after the block, their log then in ``out``."""
     people = start_people(rig, args, out)
     rig.parts.roots[people.pid] = "the people (HTTP clients)"
     assert people.stdin is not None and people.stdout is not None
-    ready = json.loads(people.stdout.readline() or '{"ready": 0}')["ready"]
-    print(f"  {ready} of {args.games} people playing after {time.time() - started:.0f} s")
     try:
-        phase = league_phase(rig, args, f"loaded{k}", account)
+        yield json.loads(people.stdout.readline() or '{"ready": 0}')["ready"]
     finally:
         people.stdin.write("stop\n")
         people.stdin.flush()
         people.wait(120)
+
+
+def loaded_phase(rig: Rig, args: argparse.Namespace, k: int, account: Any) -> dict[str, Any]:
+    out = rig.tmp / f"people-{k}.json"
+    started = time.time()
+    with people_playing(rig, args, out) as ready:
+        print(f"  {ready} of {args.games} people playing after {time.time() - started:.0f} s")
+        phase = league_phase(rig, args, f"loaded{k}", account)
     phase["people"] = json.loads(out.read_text())
     phase["ready"] = ready
     return phase
@@ -624,19 +631,13 @@ def casual_only(rig: Rig, args: argparse.Namespace, account: Any) -> None:
     parts spend over ``args.casual_only`` seconds, per decision of a person made in that time
     (with a long ``--think``, what the open tables cost while nobody decides)."""
     out = rig.tmp / "people-casual-only.json"
-    people = start_people(rig, args, out)
-    rig.parts.roots[people.pid] = "the people (HTTP clients)"
-    assert people.stdin is not None and people.stdout is not None
-    ready = json.loads(people.stdout.readline() or '{"ready": 0}')["ready"]
-    print(f"  {ready} of {args.games} people playing; measuring {args.casual_only:.0f} s")
-    time.sleep(CASUAL_ONLY_SETTLE_S)
-    snapshot, cpu, start = rig.parts.snapshot(), account.cpu_s(), time.time()
-    time.sleep(args.casual_only)
-    cpu, end = account.cpu_s() - cpu, time.time()
-    parts = rig.parts.between(snapshot, rig.parts.snapshot())
-    people.stdin.write("stop\n")
-    people.stdin.flush()
-    people.wait(120)
+    with people_playing(rig, args, out) as ready:
+        print(f"  {ready} of {args.games} people playing; measuring {args.casual_only:.0f} s")
+        time.sleep(CASUAL_ONLY_SETTLE_S)
+        snapshot, cpu, start = rig.parts.snapshot(), account.cpu_s(), time.time()
+        time.sleep(args.casual_only)
+        cpu, end = account.cpu_s() - cpu, time.time()
+        parts = rig.parts.between(snapshot, rig.parts.snapshot())
     log = json.loads(out.read_text())["log"]
     decisions = sum(1 for row in log if row[0] == PAGE["decision"] and start <= row[1] <= end)
     seconds = end - start
