@@ -82,7 +82,7 @@ def play(
                 continue
             view = lines.view_from_json(message["view"])
             decision = rng.choice(list(view.legal_decisions()))
-            submit(r, game, key, {"id": message["id"], **lines.decision_to_json(decision)})
+            submit(r, game.game_id, key, {"id": message["id"], **lines.decision_to_json(decision)})
 
 
 def check_finished(arena: Arena, game: CasualGame, messages: list[dict[str, Any]]) -> dict:
@@ -121,15 +121,15 @@ def bad_decisions(arena: Arena, game: CasualGame, key: str, message: dict) -> li
     request stays pending): a stale page, another seat's key, an illegal decision."""
     r, number = arena.r, message["id"]
     out = [
-        refused(409, submit, r, game, key, {"id": number - 1, "draw": "deck"}),
-        refused(403, submit, r, game, "another seat's key", {"id": number}),
+        refused(409, submit, r, game.game_id, key, {"id": number - 1, "draw": "deck"}),
+        refused(403, submit, r, game.game_id, "another seat's key", {"id": number}),
     ]
     if message["kind"] == "play":
         hand = message["view"]["hand"]
         bad = {"id": number, "play": hand[0], "cell": [5, 5], "discard": hand[1]}
     else:
         bad = {"id": number, "draw": game.players}  # no such pile
-    out.append(refused(400, submit, r, game, key, bad))
+    out.append(refused(400, submit, r, game.game_id, key, bad))
     assert pending(r, game.game_id)["id"] == number
     return out
 
@@ -164,7 +164,7 @@ def test_a_person_plays_whole_games_at_2_3_and_4_players(arena: Arena) -> None:
         game, key = start(arena, players)
         assert game.players == players
         # Out of turn (nothing pending yet, or another decision): refused.
-        refused(409, submit, r, game, key, {"id": 0, "draw": "deck"})
+        refused(409, submit, r, game.game_id, key, {"id": 0, "draw": "deck"})
         checked: list[str] = []
 
         def first_request(
@@ -185,8 +185,8 @@ def test_a_person_plays_whole_games_at_2_3_and_4_players(arena: Arena) -> None:
         assert any(e["seat"] != game.person_seat for m in requests for e in m["events"])
         games += players - 1
         # Over: every decision and a resignation are refused as such.
-        refused(410, submit, r, game, key, {"id": requests[-1]["id"] + 1, "draw": "deck"})
-        refused(410, resign, r, game, key)
+        refused(410, submit, r, game.game_id, key, {"id": requests[-1]["id"] + 1, "draw": "deck"})
+        refused(410, resign, r, game.game_id, key)
     wins, count = record_for_version(r, vid)
     assert count == games and 0 <= wins <= games
 
@@ -220,7 +220,7 @@ def test_resigning_an_idle_page_and_the_limits(arena: Arena) -> None:
     def resign_at_third(message: dict[str, Any]) -> bool:
         answered.append(message["id"])
         if len(answered) == 3:
-            resign(r, quitter, quitter_key)
+            resign(r, quitter.game_id, quitter_key)
             return False
         return True
 
@@ -232,7 +232,7 @@ def test_resigning_an_idle_page_and_the_limits(arena: Arena) -> None:
     assert not [m for m in quick if m["type"] == "fault"], "a resignation is not a fault"
     # The address's games are over: it may start new ones.
     game, key = start(arena, 2, short)
-    resign(r, game, key)  # before it starts, or at its first chance
+    resign(r, game.game_id, key)  # before it starts, or at its first chance
     end = play(arena, game, key, answer=False)
     if end[-1]["type"] == "error":  # resigned while queued: never played
         assert end[-1]["reason"] == "you resigned before the game started"

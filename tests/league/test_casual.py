@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Any
 
 import pytest
 import redis
@@ -28,6 +29,7 @@ from arboretum_worker.casual import (
     read_feed,
     record_for_version,
     resign,
+    seat_game,
     start_game,
     submit,
 )
@@ -148,6 +150,12 @@ def test_unknown_games_and_wrong_keys(r: redis.Redis, bots: dict[str, str]) -> N
         assert "not your seat" in str(refused(403, check_key, r, game, wrong))
     _other, other_key = start(r, "greedy")
     refused(403, check_key, r, game, other_key)  # a key of another seat
+    # the person's own calls read the record once and say the same
+    assert seat_game(r, game.game_id, key) == game
+    for call, args in ((seat_game, ()), (resign, ()), (submit, ({"id": 1, "draw": "deck"},))):
+        for unknown in ("0123456789abcdef", "../x", "x" * 80):
+            assert "no such casual game" in str(refused(404, call, r, unknown, key, *args))
+        assert "not your seat" in str(refused(403, call, r, game.game_id, other_key, *args))
 
 
 def _request(game: CasualGame, r: redis.Redis, number: int = 1) -> tuple[GameState, dict]:
@@ -159,28 +167,45 @@ def _request(game: CasualGame, r: redis.Redis, number: int = 1) -> tuple[GameSta
     return state, request
 
 
+class _Counting(redis.Redis):
+    """A client that notes each command it sends (each one round trip: no pipeline here)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.commands: list[str] = []
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        self.commands.append(str(args[0]).upper())
+        return super().execute_command(*args, **options)
+
+
 def test_decisions_are_checked_before_they_reach_the_relay(
     r: redis.Redis, bots: dict[str, str]
 ) -> None:
     game, key = start(r, "greedy")
-    moves = Keys.casual_moves(game.game_id)
-    assert "not your turn" in str(refused(409, submit, r, game, key, {"id": 1, "draw": "deck"}))
+    gid, moves = game.game_id, Keys.casual_moves(game.game_id)
+    assert "not your turn" in str(refused(409, submit, r, gid, key, {"id": 1, "draw": "deck"}))
     _request(game, r, number=7)
     assert pending(r, game.game_id)["id"] == 7
-    refused(403, submit, r, game, "nope", {"id": 7, "draw": "deck"})
-    assert "stale" in str(refused(409, submit, r, game, key, {"id": 6, "draw": "deck"}))
-    assert '"id"' in str(refused(400, submit, r, game, key, {"draw": "deck"}))
-    refused(400, submit, r, game, key, ["draw"])
-    assert 'has "play"' in str(refused(400, submit, r, game, key, {"id": 7, "play": "J1"}))
-    err = refused(400, submit, r, game, key, {"id": 7, "draw": 1})
+    refused(403, submit, r, gid, "nope", {"id": 7, "draw": "deck"})
+    assert "stale" in str(refused(409, submit, r, gid, key, {"id": 6, "draw": "deck"}))
+    assert '"id"' in str(refused(400, submit, r, gid, key, {"draw": "deck"}))
+    refused(400, submit, r, gid, key, ["draw"])
+    assert 'has "play"' in str(refused(400, submit, r, gid, key, {"id": 7, "play": "J1"}))
+    err = refused(400, submit, r, gid, key, {"id": 7, "draw": 1})
     assert "discard pile of seat 1 is empty" in str(err)
-    assert "seats are 0 to 1" in str(refused(400, submit, r, game, key, {"id": 7, "draw": 3}))
+    assert "seats are 0 to 1" in str(refused(400, submit, r, gid, key, {"id": 7, "draw": 3}))
     assert r.llen(moves) == 0  # nothing reached the relay
-    submit(r, game, key, {"id": 7, "source": "deck"})  # the alias of "draw"
+    counted = _Counting(connection_pool=r.connection_pool)
+    submit(counted, gid, key, {"id": 7, "source": "deck"})  # the alias of "draw"
+    # the record read once, then the push (a Redis that does not know the push's script yet is
+    # sent it, and asked again)
+    loaded_first = ["HMGET", "EVALSHA", "SCRIPT LOAD", "EVALSHA"]
+    assert counted.commands in (["HMGET", "EVALSHA"], loaded_first)
     assert [json.loads(m) for m in r.lrange(moves, 0, -1)] == [
         {"type": "answer", "answer": {"id": 7, "draw": "deck"}}
     ]
-    assert "answered already" in str(refused(409, submit, r, game, key, {"id": 7, "draw": "deck"}))
+    assert "answered already" in str(refused(409, submit, r, gid, key, {"id": 7, "draw": "deck"}))
 
 
 def test_plays_are_checked_with_the_engines_words(r: redis.Redis) -> None:
@@ -200,17 +225,17 @@ def test_plays_are_checked_with_the_engines_words(r: redis.Redis) -> None:
 
 def test_resigning_and_a_game_over(r: redis.Redis, bots: dict[str, str]) -> None:
     game, key = start(r, "greedy")
-    refused(403, resign, r, game, None)
-    resign(r, game, key)
-    resign(r, game, key)  # twice: one resignation
+    refused(403, resign, r, game.game_id, None)
+    resign(r, game.game_id, key)
+    resign(r, game.game_id, key)  # twice: one resignation
     assert [json.loads(m) for m in r.lrange(Keys.casual_moves(game.game_id), 0, -1)] == [
         {"type": "resign"}
     ]
     over = CasualGame(**{**game.to_json(), "status": Status.OVER, "ended": 5.0,
                          "seats": game.seats, "names": game.names})  # fmt: skip
     store_result(r, over, keep_s=60)
-    assert "over" in str(refused(410, submit, r, game, key, {"id": 1, "draw": "deck"}))
-    refused(410, resign, r, game, key)
+    assert "over" in str(refused(410, submit, r, game.game_id, key, {"id": 1, "draw": "deck"}))
+    refused(410, resign, r, game.game_id, key)
     assert 0 < r.ttl(Keys.casual(game.game_id)) <= 60
 
 
@@ -256,7 +281,7 @@ def test_a_game_resigned_while_queued_is_never_played(
 
     monkeypatch.setenv("REDIS_URL", redis_url)
     game, key = start(r, "greedy")
-    resign(r, game, key)
+    resign(r, game.game_id, key)
     assert casual_game(game.game_id)["played"] is False
     failed = get_game(r, game.game_id)
     assert failed.status == Status.FAILED

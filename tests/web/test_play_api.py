@@ -223,6 +223,15 @@ def test_an_unknown_game_is_404(play: TestClient, path: str, game: str) -> None:
         assert "no such casual game" in resp.json()["error"]["message"]
 
 
+@pytest.mark.parametrize("game", ["0123456789abcdef", "x" * 80])
+def test_an_unknown_game_s_decision_and_resignation_are_404(play: TestClient, game: str) -> None:
+    for path, body in ((f"/play/{game}/decision", {"id": 1, "draw": "deck"}),
+                       (f"/play/{game}/resign", None)):  # fmt: skip
+        resp = play.post(path, json=body, headers={KEY: "k" * 32})
+        assert resp.status_code == 404, resp.text
+        assert "no such casual game" in resp.json()["error"]["message"]
+
+
 def test_the_table_s_json_endpoints_answer_every_error_as_the_api(play: TestClient) -> None:
     game = start(play, ["greedy"], seat=0)
     paths = [route.path.replace("{game_id}", game["id"]) for route in play_api.routes()]

@@ -195,8 +195,7 @@ def _all_messages(r: redis.Redis, game_id: str) -> list[tuple[str, dict[str, Any
 
 
 def _state(r: redis.Redis, game_id: str, key: str | None) -> dict[str, Any]:
-    game = casual.get_game(r, game_id)
-    casual.check_key(r, game, key)
+    game = casual.seat_game(r, game_id, key)
     messages = _all_messages(r, game_id)
     return {
         "game": game_json(r, game),
@@ -204,15 +203,6 @@ def _state(r: redis.Redis, game_id: str, key: str | None) -> dict[str, Any]:
         "pending": casual.pending(r, game_id),
     }
 
-
-def _decide(r: redis.Redis, game_id: str, key: str | None, answer: Any) -> None:
-    # (submit checks the key first, then everything else)
-    casual.submit(r, casual.get_game(r, game_id), key, answer)
-
-
-def _resign(r: redis.Redis, game_id: str, key: str | None) -> None:
-    game = casual.get_game(r, game_id)
-    casual.resign(r, game, key)
 
 
 async def state(request: Request) -> Response:
@@ -231,7 +221,7 @@ async def feed(request: Request) -> Response:
     r = redis_of(request)
 
     def check() -> None:
-        casual.check_key(r, casual.get_game(r, game_id), key)
+        casual.seat_game(r, game_id, key)
 
     try:
         await _call(check)
@@ -255,7 +245,7 @@ async def decision(request: Request) -> Response:
     try:
         _check_post(request, via_header)
         answer = await _json_body(request)
-        await _call(_decide, redis_of(request), game_id, key, answer)
+        await _call(casual.submit, redis_of(request), game_id, key, answer)
     except casual.CasualError as exc:
         return _refusal(exc)
     return JSONResponse({"accepted": answer.get("id")}, status_code=202)
@@ -267,7 +257,7 @@ async def resign(request: Request) -> Response:
     try:
         _check_post(request, via_header)
         await _json_body(request)  # (read and bounded; nothing in it is needed)
-        await _call(_resign, redis_of(request), game_id, key)
+        await _call(casual.resign, redis_of(request), game_id, key)
     except casual.CasualError as exc:
         return _refusal(exc)
     return JSONResponse({"resigned": True}, status_code=202)

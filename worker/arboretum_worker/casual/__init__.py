@@ -11,7 +11,7 @@ starts games, reads their feed and pushes the person's decisions through :mod:`.
 from __future__ import annotations
 
 from .feed import read_feed
-from .games import check_key, get_game, pending, resign, start_game, submit
+from .games import check_key, get_game, pending, resign, seat_game, start_game, submit
 from .records import (
     CasualError,
     CasualGame,
@@ -35,6 +35,7 @@ __all__ = [
     "record_for_version",
     "replay_url",
     "resign",
+    "seat_game",
     "start_game",
     "submit",
 ]

@@ -240,13 +240,18 @@ def release(r: redis.Redis, game_id: str, *, queued_only: bool = False) -> None:
     pipe.execute()
 
 
+_NO_SUCH_GAME = "no such casual game (a finished game's page is kept for a while)"
+
+
+def _is_game_id(game_id: object) -> bool:
+    return isinstance(game_id, str) and game_id.isalnum() and len(game_id) <= 64
+
+
 def get_game(r: redis.Redis, game_id: str) -> CasualGame:
     """The game, or :class:`CasualError` 404."""
-    game = None
-    if isinstance(game_id, str) and game_id.isalnum() and len(game_id) <= 64:
-        game = read_game(r, game_id)
+    game = read_game(r, game_id) if _is_game_id(game_id) else None
     if game is None:
-        raise CasualError(404, "no such casual game (a finished game's page is kept for a while)")
+        raise CasualError(404, _NO_SUCH_GAME)
     return game
 
 
@@ -254,6 +259,28 @@ def check_key(r: redis.Redis, game: CasualGame, key: str | None) -> None:
     """:class:`CasualError` 403 unless ``key`` is the game's person key (compared in constant
     time, as SHA-256 digests)."""
     _check_key(r.hget(Keys.casual(game.game_id), "key"), key)
+
+
+def _seat_of(
+    r: redis.Redis, game_id: str, key: str | None, *fields: str
+) -> tuple[CasualGame, list[Any]]:
+    """The game once ``key`` is its person key, and the record's ``fields``, in one round trip:
+    404 no such game, 403 wrong key."""
+    if not _is_game_id(game_id):
+        raise CasualError(404, _NO_SUCH_GAME)
+    stored_key, raw_game, *values = r.hmget(Keys.casual(game_id), "key", "game", *fields)
+    if raw_game is None:  # no record: no such game, or it expired (its kept summary: over)
+        game = get_game(r, game_id)
+    else:
+        game = CasualGame.from_json(json.loads(_text(raw_game)))
+    _check_key(stored_key, key)
+    return game, values
+
+
+def seat_game(r: redis.Redis, game_id: str, key: str | None) -> CasualGame:
+    """The game for its person, ``key`` being its person key (one round trip): 404 no such game,
+    403 wrong key."""
+    return _seat_of(r, game_id, key)[0]
 
 
 def _check_key(stored: Any, key: str | None) -> None:
@@ -308,19 +335,15 @@ def explain_illegal(view: SeatView, decision: Draw | Play) -> str | None:
     return None if view.is_legal(decision) else "illegal decision"
 
 
-def submit(r: redis.Redis, game: CasualGame, key: str | None, answer: dict[str, Any]) -> None:
+def submit(r: redis.Redis, game_id: str, key: str | None, answer: dict[str, Any]) -> None:
     """The person's answer (``{"id": N, ...}``, the line protocol's answer) to the pending
-    request: checked, then pushed for the relay. 403 wrong key, 410 over, 409 not the pending
-    request (a stale page, or not the person's turn), 400 malformed or illegal.
+    request of game ``game_id``: checked, then pushed for the relay. 404 no such game, 403 wrong
+    key, 410 over, 409 not the pending request (a stale page, or not the person's turn), 400
+    malformed or illegal.
 
-    The key, the record's current state and the pending request are read in one round trip (a
-    decision is a casual game's most frequent request)."""
-    stored_key, raw_game, raw_pending = r.hmget(Keys.casual(game.game_id), "key", "game", "pending")
-    _check_key(stored_key, key)
-    if raw_game is None:  # the record expired: its kept summary, if any, says it is over
-        game = get_game(r, game.game_id)
-    else:
-        game = CasualGame.from_json(json.loads(_text(raw_game)))
+    The game's record (its key, its current state and the pending request) is read in one round
+    trip, the push in another (a decision is a casual game's most frequent request)."""
+    game, (raw_pending,) = _seat_of(r, game_id, key, "pending")
     if game.over:
         raise CasualError(410, "the game is over")
     if not isinstance(answer, dict):
@@ -353,11 +376,10 @@ def submit(r: redis.Redis, game: CasualGame, key: str | None, answer: dict[str, 
         raise CasualError(409, f"decision {number} is no longer pending (reload the page)")
 
 
-def resign(r: redis.Redis, game: CasualGame, key: str | None) -> None:
-    """The person gives up the game: their seat forfeits (ranks last) and the bots play on.
-    403 wrong key, 410 over; resigning twice changes nothing."""
-    check_key(r, game, key)
-    game = get_game(r, game.game_id)
+def resign(r: redis.Redis, game_id: str, key: str | None) -> None:
+    """The person gives up game ``game_id``: their seat forfeits (ranks last) and the bots play
+    on. 404 no such game, 403 wrong key, 410 over; resigning twice changes nothing."""
+    game, _ = _seat_of(r, game_id, key)
     if game.over:
         raise CasualError(410, "the game is over")
     if r.hsetnx(Keys.casual(game.game_id), "resigned", "1"):
