@@ -22,7 +22,15 @@ import pytest
 from arboretum_worker.sandbox import BwrapRunner
 from arboretum_worker.sandbox.forkserver import ForkedProcess, ForkServer
 
-from .conftest import BOTS, TEST_LIMITS, make, processes_with_marker, start_script, wait_for_output
+from .conftest import (
+    BOTS,
+    TEST_LIMITS,
+    fork_server,
+    make,
+    processes_with_marker,
+    start_script,
+    wait_for_output,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -127,6 +135,54 @@ def test_a_bot_exit_status_comes_through() -> None:
     ) as bot:
         assert isinstance(bot._proc, ForkedProcess)
         assert bot.wait(20) == 7
+
+
+def _descendants(pid: int) -> list[int]:
+    """The processes under ``pid``, depth first, zombies included."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            found += [int(child), *_descendants(int(child))]
+    return found
+
+
+def _state_and_switches(pid: int) -> tuple[str, int]:
+    """The process's state letter and its main thread's context switches so far."""
+    fields = dict(
+        line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+    )
+    switches = int(fields["voluntary_ctxt_switches"]) + int(fields["nonvoluntary_ctxt_switches"])
+    return fields["State"].split()[0], switches
+
+
+def test_an_idle_server_sleeps_and_keeps_no_ended_keeper() -> None:
+    """The kernel reaps the keepers of ended sandboxes, and a server with nothing to do sleeps
+    until a request comes: it is not woken at all (it once looked for ended keepers every
+    second), and each bot's exit status still comes through its keeper."""
+    runner = make("fork")
+    for code in (0, 3, 5):
+        script = f"raise SystemExit({code})"
+        with runner.start(
+            "random", socket_path=None, token="t", builtin=True, python_args=["-c", script]
+        ) as bot:
+            assert bot.wait(20) == code
+    server = fork_server().proc.pid
+    deadline = time.monotonic() + 10
+    while True:  # (a keeper ends a moment after it sent its bot's exit status)
+        pythons = [p for p in _descendants(server) if _comm(p).startswith("python")]
+        settled = len(pythons) == 1 and _state_and_switches(pythons[0])[0] == "S"
+        if settled or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert len(pythons) == 1, "the server's Python, and no keeper left behind"
+    state, before = _state_and_switches(pythons[0])
+    assert state == "S"
+    time.sleep(3)
+    assert _state_and_switches(pythons[0]) == ("S", before), "the idle server was woken"
+
+
+def _comm(pid: int) -> str:
+    return Path(f"/proc/{pid}/comm").read_text().strip()
 
 
 def test_a_forked_bot_finds_the_runtime_frozen_out_of_the_collector() -> None:
