@@ -204,7 +204,6 @@ def _state(r: redis.Redis, game_id: str, key: str | None) -> dict[str, Any]:
     }
 
 
-
 async def state(request: Request) -> Response:
     game_id = request.path_params["game_id"]
     key, _ = key_of(request, game_id)
