@@ -32,6 +32,8 @@ from .conftest import Arena
 
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
+SMALL_PHONE = {"width": 360, "height": 740}
+"""The narrowest screen the table is made for (docs/web.md)."""
 CARD = re.compile(r"^(BS|CA|CB|DO|JA|MA|OA|RP|TP|WI)[1-8]$")
 WAIT = '#play[data-stage="source"], #play[data-stage="card"], #play[data-ended="1"]'
 

@@ -3,8 +3,8 @@ referee, greedy in its sandbox, the person's seat relayed through Redis), the re
 serves the table, headless Chromium plays it through static/play.js.
 
 Each whole game is played by a scripted person with random legal choices made through the
-page's controls: at 1280 px with the mouse, at 390 px by tapping, and with the keyboard alone.
-There is no JavaScript error, the stored replay verifies with the engine, and everything the
+page's controls: at 1280 px with the mouse, at 390 and 360 px by tapping, and with the keyboard
+alone. There is no JavaScript error, the stored replay verifies with the engine, and everything the
 page received is the person's seat view rebuilt from that replay (the spy's check,
 casual_browser.check_against_replay) at 2, 3 and 4 players. Then: a reload and a lost connection
 resume the seat; a game waits for a free table; an illegal decision is explained in words; a
@@ -25,6 +25,7 @@ import pytest
 from .casual_browser import (
     DESKTOP,
     PHONE,
+    SMALL_PHONE,
     WAIT,
     Table,
     assert_clean,
@@ -78,17 +79,21 @@ def _axe(page: Any) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    ("opponents", "how"),
-    [(1, "mouse"), (2, "tap"), (3, "keys")],
-    ids=["2-players-mouse-1280", "3-players-touch-390", "4-players-keyboard-1280"],
+    ("opponents", "how", "viewport"),
+    [(1, "mouse", DESKTOP), (2, "tap", PHONE), (3, "keys", DESKTOP), (1, "tap", SMALL_PHONE)],
+    ids=[
+        "2-players-mouse-1280",
+        "3-players-touch-390",
+        "4-players-keyboard-1280",
+        "2-players-touch-360",
+    ],
 )
 def test_a_person_plays_whole_games_through_the_page(
-    arena: Arena, opponents: int, how: str
+    arena: Arena, opponents: int, how: str, viewport: dict[str, int]
 ) -> None:
     players = opponents + 1
     rng = random.Random(players)
     with casual_site(arena) as base, chromium() as browser:
-        viewport = PHONE if how == "tap" else DESKTOP
         table = open_table(browser, base, viewport, touch=how == "tap")
         page = table.page
         start_game(table, opponents, tap=how == "tap")
