@@ -138,12 +138,24 @@ def test_a_bot_exit_status_comes_through() -> None:
 
 
 def _descendants(pid: int) -> list[int]:
-    """The processes under ``pid``, depth first, zombies included."""
+    """The processes under ``pid``, depth first, zombies included (one that ends while it is
+    read is left out)."""
     found = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            found += [int(child), *_descendants(int(child))]
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            for child in (task / "children").read_text().split():
+                found += [int(child), *_descendants(int(child))]
+    except FileNotFoundError:
+        pass
     return found
+
+
+def _comm(pid: int) -> str:
+    """The process's name; empty once it has ended."""
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except FileNotFoundError:
+        return ""
 
 
 def _state_and_switches(pid: int) -> tuple[str, int]:
@@ -179,10 +191,6 @@ def test_an_idle_server_sleeps_and_keeps_no_ended_keeper() -> None:
     assert state == "S"
     time.sleep(3)
     assert _state_and_switches(pythons[0]) == ("S", before), "the idle server was woken"
-
-
-def _comm(pid: int) -> str:
-    return Path(f"/proc/{pid}/comm").read_text().strip()
 
 
 def test_a_forked_bot_finds_the_runtime_frozen_out_of_the_collector() -> None:
