@@ -114,10 +114,13 @@ def run_script(runner: SandboxRunner, script: str, *args: str, timeout: float = 
 
 
 def wait_for_output(bot: SandboxedBot, text: str, timeout: float = 20) -> str:
+    """The bot's output once it holds ``text`` and the rest of that line: a bot's print may
+    arrive in pieces (the sandbox runs Python unbuffered, which writes each part at once)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         out = bot.output().decode(errors="replace")
-        if text in out:
+        at = out.find(text)
+        if at >= 0 and "\n" in out[at + len(text) :]:
             return out
         if bot.returncode is not None:
             break

@@ -121,7 +121,7 @@ def test_a_cleanup_spares_a_process_of_its_uid_outside_the_sandbox(kind: str) ->
 # Started twice at once, each with a TMPDIR of its own: 50 sandboxes at once, their uids (as the
 # handles and the sandboxed processes say) on stdout; on "end" from stdin, all killed.
 _INSTALLATION = r"""
-import json, sys
+import json, re, sys
 from concurrent.futures import ThreadPoolExecutor
 from arboretum_worker.sandbox import BwrapRunner, DEFAULT_LIMITS
 
@@ -136,13 +136,16 @@ sys.stdin.readline()  # both installations start together
 # bwrap --die-with-parent: its parent is the thread that started it, which must live on
 pool = ThreadPoolExecutor(50)
 bots = list(pool.map(start, range(50)))
+# a whole line: the bot's output may arrive in pieces (an unbuffered print writes each part)
+line = re.compile(rb"UID (\d+)\n")
 seen = []
 for bot in bots:
-    while b"UID " not in bot.output() and bot.returncode is None:
+    while not line.search(bot.output()) and bot.returncode is None:
         bot.wait(0.02)
-    if b"UID " not in bot.output():
+    found = line.search(bot.output())
+    if not found:
         sys.exit(f"{bot!r} ended ({bot.returncode}) before it ran: {bot.output()[-2000:]!r}")
-    seen.append(int(bot.output().split(b"UID ")[1].split()[0]))
+    seen.append(int(found.group(1)))
 print(json.dumps({"handles": [bot.uid for bot in bots], "inside": seen}), flush=True)
 sys.stdin.readline()
 for bot in bots:
