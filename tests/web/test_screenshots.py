@@ -1,6 +1,7 @@
 """The screenshot script's signed-in view: it picks a seat author's token and a step where that
-bot printed, so that replay-output.png shows the output panel (the capture itself needs chromium
-and is run by hand: ``python -m arboretum_web.screenshots``)."""
+bot printed, so that replay-output.png shows the output panel (the site's capture itself needs
+chromium and is run by hand: ``python -m arboretum_web.screenshots --pages site``; the casual
+game's part is run by tests/integration/test_play_screenshots.py)."""
 
 from __future__ import annotations
 

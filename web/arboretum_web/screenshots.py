@@ -6,6 +6,10 @@ on 127.0.0.1 and a free port, and captures each page with headless Chromium (Deb
 ``chromium``, driven by playwright: ``pip install arboretum-web[browser]``). The default output is
 ``docs/screenshots`` under the current directory. Run it with ``nice``: it is a benchmark-free
 but CPU-hungry job.
+
+The casual game's pages need a game played on a worker: ``--pages play`` (or ``all``, the
+default) runs ``arena demo --serve`` in a temporary folder (its own Redis, the built-in bots,
+casual workers; bubblewrap for the sandboxes) and plays a game against greedy through the table.
 """
 
 from __future__ import annotations
@@ -13,12 +17,17 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import random
+import re
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CHROMIUM_ARGS",
     "capture",
+    "capture_play",
     "chromium_path",
     "owner_step",
     "private_redis",
@@ -210,6 +220,128 @@ def capture(
     return written
 
 
+@contextlib.contextmanager
+def _demo_site(workdir: Path) -> Iterator[str]:
+    """``arena demo --serve`` in ``workdir`` with a private Redis (``REDIS_URL`` unset), until
+    its site answers; yields its URL and stops it (SIGINT, as Ctrl-C) afterwards."""
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    argv = [sys.executable, "-m", "arboretum_sdk.cli", "demo", "--serve", "--port", str(port),
+            "--casual-workers", "1"]  # fmt: skip
+    log = workdir / "demo.log"
+    with open(log, "wb") as out:
+        demo = subprocess.Popen(argv, cwd=workdir, env=env, stdout=out, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 300
+        while b"play the bots:" not in log.read_bytes():
+            if demo.poll() is not None or time.monotonic() > deadline:
+                tail = log.read_text(errors="replace")[-2000:]
+                raise RuntimeError(f"arena demo --serve did not serve the site:\n{tail}")
+            time.sleep(0.5)
+        with urllib.request.urlopen(base + "/play", timeout=30) as resp:
+            resp.read()
+        yield base
+    finally:
+        demo.send_signal(signal.SIGINT)
+        try:
+            demo.wait(60)
+        except subprocess.TimeoutExpired:
+            demo.kill()
+            demo.wait()
+
+
+_PLAY_WAIT = '#play[data-stage="source"], #play[data-stage="card"], #play[data-ended="1"]'
+
+
+def _choose(page: Any, rng: random.Random) -> bool:
+    """Begin the pending decision with random legal choices, up to the legal cells shown for the
+    chosen card; False once the game is over."""
+    page.wait_for_selector(_PLAY_WAIT, timeout=240_000)
+    if page.get_attribute("#play", "data-ended") == "1":
+        return False
+    if page.get_attribute("#play", "data-stage") == "source":
+        options = page.locator("#play-prompt [data-source]")
+        options.nth(rng.randrange(options.count())).click()
+        return True
+    cards = page.locator("#play-me .hand-cards button")
+    cards.nth(rng.randrange(cards.count())).click()
+    page.wait_for_selector('#play[data-stage="cell"]')
+    return True
+
+
+def _finish(page: Any, rng: random.Random) -> None:
+    """End the decision begun by :func:`_choose`: a cell and a discard when playing, confirm."""
+    if page.get_attribute("#play", "data-stage") == "cell":
+        cells = page.locator("#play-me .cell-target")
+        cells.nth(rng.randrange(cells.count())).click()
+        if page.get_attribute("#play", "data-stage") == "discard":
+            rest = page.locator("#play-me .hand-cards button:not(.chosen)")
+            rest.nth(rng.randrange(rest.count())).click()
+    page.wait_for_selector('#play[data-stage="confirm"]')
+    page.click("#play-confirm")
+    page.wait_for_selector('#play:not([data-stage="confirm"])')
+
+
+def _play_a_game(page: Any, base: str, out: Path, rng: random.Random) -> list[Path]:
+    """Start a game against greedy from the form, play it through, and shoot it on the way."""
+    written = []
+
+    def shot(name: str, *, full: bool = True) -> None:
+        target = out / f"{name}.png"
+        page.screenshot(path=str(target), full_page=full)
+        written.append(target)
+
+    page.goto(base + "/play?bot=greedy")
+    page.select_option("#play-seat", "1")
+    shot("play", full=False)
+    page.click("#play-start")
+    page.wait_for_url(re.compile(r"/play/[0-9a-f]+$"))
+    for _ in range(12):  # four of the person's turns (a draw, a draw, a play each)
+        if not _choose(page, rng):
+            raise RuntimeError("the game ended within the person's first four turns")
+        _finish(page, rng)
+    while _choose(page, rng) and page.get_attribute("#play", "data-stage") != "cell":
+        _finish(page, rng)  # on to a play, its card chosen
+    shot("play-table")
+    page.set_viewport_size({"width": 390, "height": 844})
+    shot("phone-play-table")
+    page.set_viewport_size({"width": 1280, "height": 860})
+    _finish(page, rng)
+    while _choose(page, rng):
+        _finish(page, rng)
+    page.wait_for_selector("#play-scoring:not([hidden])", timeout=60_000)
+    page.wait_for_selector("#play-after:not([hidden])", timeout=60_000)
+    shot("play-scoring")
+    return written
+
+
+def capture_play(out: Path, seed: int = 7) -> list[Path]:
+    """The casual game's pages on a site of ``arena demo --serve``: the Play page's form, the
+    table with a card chosen and its legal cells lit (desktop and phone), and the scoring
+    after the game, which the script plays against greedy with random legal choices."""
+    from playwright.sync_api import sync_playwright
+
+    exe = chromium_path()
+    if exe is None:
+        raise RuntimeError("chromium not found (Debian: apt-get install chromium)")
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    rng = random.Random(seed)
+    with (
+        tempfile.TemporaryDirectory(prefix="arena-play-") as tmp,
+        _demo_site(Path(tmp)) as base,
+        sync_playwright() as pw,
+    ):
+        browser = pw.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 860})
+            written.extend(_play_a_game(page, base, out, rng))
+        finally:
+            browser.close()
+    return written
+
+
 def _store_analysis(r: redis.Redis, match_id: str) -> None:
     """The analysis of the match's game 0, as the workers' job stores it (for the viewer)."""
     import json
@@ -248,7 +380,23 @@ def owner_step(r: redis.Redis, tokens: dict[str, str], match_id: str) -> tuple[s
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("out", nargs="?", type=Path, default=Path("docs/screenshots"))
+    parser.add_argument(
+        "--pages",
+        choices=("all", "site", "play"),
+        default="all",
+        help="site: the league's pages (a seeded Redis); play: the casual game's (arena demo "
+        "--serve, a game played on a worker); all: both (default)",
+    )
     args = parser.parse_args(argv)
+    if args.pages in ("all", "site"):
+        _capture_site(args.out)
+    if args.pages in ("all", "play"):
+        for path in capture_play(args.out):
+            print(path)
+    return 0
+
+
+def _capture_site(out: Path) -> None:
     import redis
 
     from .app import WebSettings, create_app
@@ -264,10 +412,9 @@ def main(argv: list[str] | None = None) -> int:
         owner = owner_step(r, data.tokens, best)
         app = create_app(WebSettings(redis_url=url, check=lambda path: None), client=r)
         with serve_in_thread(app) as base:
-            for path in capture(base, args.out, best, data.running, owner):
+            for path in capture(base, out, best, data.running, owner):
                 print(path)
         r.close()
-    return 0
 
 
 if __name__ == "__main__":
