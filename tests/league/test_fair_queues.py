@@ -79,6 +79,7 @@ def test_one_unit_per_author_is_released_round_robin(r: redis.Redis) -> None:
     units.submit(r, "carol", QueueKind.CHALLENGES, _units("c", 1), WS, s)
     assert _queued(r, QueueKind.TESTS) == ["a-0", "b-0"]
     assert _queued(r, QueueKind.CHALLENGES) == ["c-0"]
+    assert r.zcard("arena:fair:claimed") == 0  # every claim settled by its release
     assert units.dispatch(r, s) == []  # every author has its slot taken
     usage = queues.author_usage(r, "alice", s)
     assert (usage.active_matches, usage.pending_units, usage.running_units) == (10, 9, 1)
@@ -149,6 +150,57 @@ def test_a_unit_is_submitted_once_while_it_lives(r: redis.Redis) -> None:
     assert queues.author_usage(r, "alice", s).active_matches == 1
     units.cancel_units(r, ["a-0"])
     assert units.submit(r, "alice", QueueKind.TESTS, _units("a", 1), WS, s) == 1
+
+
+def _killed(*args: object) -> None:
+    raise ConnectionError("the dispatcher's Redis went away")
+
+
+@pytest.mark.parametrize("where", ["_release", "_enqueue"])
+def test_a_unit_whose_dispatcher_died_after_the_claim_is_released_once_later(
+    r: redis.Redis, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """A dispatcher lost between claiming a unit (its author's slot taken) and handing it to rq,
+    before or after marking it released: within the grace nobody touches it (its dispatcher may
+    be slow), after it the next dispatch releases it, once however many dispatch at once; then
+    it runs and the author's next unit follows."""
+    s = FairSettings()
+    claimed = "arena:fair:claimed"
+    with monkeypatch.context() as m:
+        m.setattr(units, where, _killed)
+        with pytest.raises(ConnectionError):
+            units.submit(r, "alice", QueueKind.TESTS, _units("a", 2), WS, s)
+    stranded = units.get_unit(r, "a-0")
+    assert stranded is not None
+    assert stranded.state == ("pending" if where == "_release" else "released")
+    assert r.smembers("arena:fair:running:alice") == {b"a-0"}  # the slot is taken
+    assert _queued(r, QueueKind.TESTS) == [] and r.zcard(claimed) == 1
+    assert units.dispatch(r, s) == []  # within the grace
+    late = time.time() + units.CLAIM_GRACE_S + 1
+    assert units.dispatch(r, s, now=late) == ["a-0"]
+    assert units.dispatch(r, s, now=late + 1) == []  # taken once
+    assert _queued(r, QueueKind.TESTS) == ["a-0"] and r.zcard(claimed) == 0
+    assert units.get_unit(r, "a-0").state == "released"  # type: ignore[union-attr]
+    worker = SimpleWorker(
+        [Queue(queues.queue_name(QueueKind.TESTS, WS.queue), connection=r)], connection=r
+    )
+    worker.work(burst=True, max_jobs=1)
+    assert units.get_unit(r, "a-0").state == "done"  # type: ignore[union-attr]
+    assert _queued(r, QueueKind.TESTS) == ["a-1"] and r.zcard(claimed) == 0
+
+
+def test_a_stranded_unit_cancelled_meanwhile_is_not_released(
+    r: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = FairSettings()
+    with monkeypatch.context() as m:
+        m.setattr(units, "_release", _killed)
+        with pytest.raises(ConnectionError):
+            units.submit(r, "alice", QueueKind.TESTS, _units("a", 1), WS, s)
+    assert units.cancel_units(r, ["a-0"], s) == 1
+    assert units.dispatch(r, s, now=time.time() + units.CLAIM_GRACE_S + 1) == []
+    assert _queued(r, QueueKind.TESTS) == [] and r.zcard("arena:fair:claimed") == 0
+    assert units.get_unit(r, "a-0").state == "cancelled"  # type: ignore[union-attr]
 
 
 def test_the_ladder_keeps_its_share(r: redis.Redis) -> None:

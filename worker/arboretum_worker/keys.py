@@ -78,6 +78,8 @@ Layout (``{x}`` is an id; names and ids never contain ``:``)::
     arena:fair:pending:{author}:{kind}  list   the author's units waiting for release, oldest first
     arena:fair:authors                  zset   authors with units waiting, score = last served
     arena:fair:running:{author}         set    the author's units released to rq, not ended
+    arena:fair:claimed                  zset   units claimed and not yet handed to rq, score =
+                                               claimed (a dispatcher that died in between)
     arena:fair:author:{author}          hash   active (matches admitted, not ended), seconds, units
     arena:fair:used:{author}:{day}      string worker seconds of the author's units that UTC day,
                                                expiring after two days (the daily budget)
@@ -179,6 +181,7 @@ class Keys:
     TOKEN: ClassVar[str] = PREFIX + "token:"
     FAIR: ClassVar[str] = PREFIX + "fair:"
     FAIR_AUTHORS: ClassVar[str] = PREFIX + "fair:authors"
+    FAIR_CLAIMED: ClassVar[str] = PREFIX + "fair:claimed"
     FAIR_USAGE: ClassVar[str] = PREFIX + "fair:usage"
     CHALLENGES: ClassVar[str] = PREFIX + "challenges"
     CHALLENGE: ClassVar[str] = PREFIX + "challenge:"

@@ -207,18 +207,23 @@ def submit(
     return added
 
 
-# KEYS: running set, authors zset, used today, pending lists (in release order)...
+CLAIM_GRACE_S = 60.0
+"""A unit claimed this long ago and still not handed to rq lost its dispatcher (a process killed
+or a Redis outage between the claim and the release): the next dispatch releases it."""
+
+# KEYS: running set, authors zset, used today, claimed zset, pending lists (in release order)...
 # ARGV: slots, budget (0: none), now, author
 _CLAIM = """
 if redis.call('SCARD', KEYS[1]) >= tonumber(ARGV[1]) then return false end
 local budget = tonumber(ARGV[2])
 if budget > 0 and tonumber(redis.call('GET', KEYS[3]) or '0') >= budget then return false end
-for i = 4, #KEYS do
+for i = 5, #KEYS do
   local unit = redis.call('LPOP', KEYS[i])
   if unit then
     redis.call('SADD', KEYS[1], unit)
+    redis.call('ZADD', KEYS[4], ARGV[3], unit)
     local left = 0
-    for j = 4, #KEYS do left = left + redis.call('LLEN', KEYS[j]) end
+    for j = 5, #KEYS do left = left + redis.call('LLEN', KEYS[j]) end
     if left > 0 then redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
     else redis.call('ZREM', KEYS[2], ARGV[4]) end
     return unit
@@ -229,18 +234,38 @@ return false
 """
 
 
+# KEYS: claimed zset; ARGV: unit id, cutoff, now. The claim of a stranded unit, taken again by
+# one dispatcher only (its score moves to now: if that one dies too, the next takes it later).
+_RETAKE = """
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score or tonumber(score) > tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+return 1
+"""
+
+
 def dispatch(
     r: redis.Redis, settings: FairSettings | None = None, *, now: float | None = None
 ) -> list[str]:
     """Release the units that may go to rq now: round robin over the authors with pending
     units (least recently served first), at most ``slots`` released per author, none of an
-    author over the day's budget. Safe to run in any number of processes at once. Returns the
-    ids released."""
+    author over the day's budget. Safe to run in any number of processes at once. A unit
+    claimed more than :data:`CLAIM_GRACE_S` ago and never handed to rq is released first (its
+    dispatcher died between the two). Returns the ids released."""
     s = settings or FairSettings.from_env()
     now = time.time() if now is None else now
     day, _ = utc_day(now)
     script = r.register_script(_CLAIM)
     released: list[str] = []
+    cutoff = now - CLAIM_GRACE_S
+    retake = r.register_script(_RETAKE)
+    for stranded in r.zrangebyscore(store.Keys.FAIR_CLAIMED, "-inf", cutoff):
+        unit_id = store.as_text(stranded)
+        if not retake(keys=[store.Keys.FAIR_CLAIMED], args=[unit_id, repr(cutoff), repr(now)]):
+            continue  # another dispatcher took it first
+        log.warning("unit %s: claimed but never released; releasing it now", unit_id)
+        if _release(r, unit_id, now):
+            released.append(unit_id)
     while True:
         authors = [store.as_text(a) for a in r.zrange(store.Keys.FAIR_AUTHORS, 0, -1)]
         progress = False
@@ -249,6 +274,7 @@ def dispatch(
                 store.Keys.fair_running(author),
                 store.Keys.FAIR_AUTHORS,
                 store.Keys.fair_used(author, day),
+                store.Keys.FAIR_CLAIMED,
                 *(store.Keys.fair_pending(author, k.value) for k in AUTHOR_KINDS),
             ]
             # Served in the same instant, authors keep their order: a strictly later score.
@@ -265,28 +291,39 @@ def dispatch(
 
 
 def _release(r: redis.Redis, unit_id: str, now: float) -> bool:
+    """Hand a claimed unit to rq (again, after a dispatcher that died: a unit ``released`` but
+    with no live job gets one); the claim is then settled."""
+    unit = get_unit(r, unit_id)
+    if unit is None or unit.state not in ("pending", "released"):  # ended meanwhile
+        if unit is not None:
+            r.srem(store.Keys.fair_running(unit.author), unit_id)
+        r.zrem(store.Keys.FAIR_CLAIMED, unit_id)
+        return False
+    if unit.state == "pending":
+        r.hset(store.Keys.fair_unit(unit_id), mapping={"state": "released", "released": repr(now)})
+    _enqueue(r, unit)
+    r.zrem(store.Keys.FAIR_CLAIMED, unit_id)
+    return True
+
+
+def _enqueue(r: redis.Redis, unit: Unit) -> None:
+    """The unit's rq job, unless one is queued or running already."""
     from rq import Callback, Queue, Retry
     from rq.exceptions import NoSuchJobError
     from rq.job import Job
 
-    unit = get_unit(r, unit_id)
-    if unit is None or unit.state != "pending":  # cancelled meanwhile
-        if unit is not None:
-            r.srem(store.Keys.fair_running(unit.author), unit_id)
-        return False
-    r.hset(store.Keys.fair_unit(unit_id), mapping={"state": "released", "released": repr(now)})
     try:
-        job = Job.fetch(unit_id, connection=r)
+        job = Job.fetch(unit.id, connection=r)
     except NoSuchJobError:
         job = None
     if job is not None:
         if job.get_status(refresh=True) in ("queued", "started", "scheduled", "deferred"):
-            return True
+            return
         job.delete()
     Queue(unit.queue, connection=r).enqueue(
         run_unit,
-        unit_id,
-        job_id=unit_id,
+        unit.id,
+        job_id=unit.id,
         job_timeout=unit.timeout,
         retry=Retry(max=unit.retries) if unit.retries else None,
         on_failure=Callback(on_unit_failure),
@@ -295,7 +332,6 @@ def _release(r: redis.Redis, unit_id: str, now: float) -> bool:
         description=unit.description or f"{unit.kind.value} of {unit.author}",
         meta={"author": unit.author, "kind": unit.kind.value},
     )
-    return True
 
 
 # KEYS: unit hash, running set, author hash, pending list; ARGV: state, now, unit id
