@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from arboretum import (
     Card,
@@ -161,17 +162,16 @@ class Game:
         )
         self.state = GameState.new(config.players, self.seed, config.species)
         tc = config.time_control
+        extra: dict[str, Any] = {
+            "time_control": _clock_json(tc),
+            "fault_policy": {"faults_to_forfeit": config.fault_policy.faults_to_forfeit},
+        }
+        if config.seat_time_controls:
+            extra["seat_time_controls"] = [_clock_json(c) for c in config.seat_time_controls]
         self.recorder = ReplayRecorder(
-            self.state,
-            match_id=match_id,
-            seats=config.seat_names,
-            game_index=index,
-            extra={
-                "time_control": {"per_decision_ms": tc.per_decision_ms, "bank_ms": tc.bank_ms},
-                "fault_policy": {"faults_to_forfeit": config.fault_policy.faults_to_forfeit},
-            },
+            self.state, match_id=match_id, seats=config.seat_names, game_index=index, extra=extra
         )
-        self.clocks = [SeatClock(tc) for _ in range(config.players)]
+        self.clocks = [SeatClock(config.seat_clock(s)) for s in range(config.players)]
         self.faults = [0] * config.players
         self.events: list[LoggedEvent] = []
         self.pending: Pending | None = None
@@ -201,6 +201,13 @@ class Game:
             fault_policy=config.fault_policy,
             seat_names=config.seat_names,
         )
+        self.seat_setups = tuple(
+            replace(self.setup, time_control=config.seat_clock(s))
+            if config.seat_time_controls
+            else self.setup
+            for s in range(config.players)
+        )
+        """What each seat is told at the game's start: the setup with the seat's own clock."""
 
     def changed(self, seat: int | None = None, *, played: bool = False) -> None:
         """The public state of ``seat`` (``None``: of every seat) may have changed; ``played``: the
@@ -376,7 +383,8 @@ class Game:
         stream.cursor_game, stream.cursor = self.index, len(self.events)
         bot_seed = derive_bot_seed(self.seed, seat)
         events = self.events_for(seat)
-        stream.send(GameStart(self.setup, seat, self.view(seat), events, resumed, bot_seed))
+        setup = self.seat_setups[seat]
+        stream.send(GameStart(setup, seat, self.view(seat), events, resumed, bot_seed))
         pending = self.pending
         if pending is not None and pending.seat == seat and pending.waiting:
             stream.send(self.request(pending, stream, pending.elapsed_ms(now)))
@@ -453,3 +461,8 @@ class DecisionTimer:
             pending.future.set_result(TimedOut())
         else:
             self._arm(pending.deadline)
+
+
+def _clock_json(control: TimeControl) -> dict[str, int]:
+    """A time control as the replay's ``time_control`` writes it."""
+    return {"per_decision_ms": control.per_decision_ms, "bank_ms": control.bank_ms}

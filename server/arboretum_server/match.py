@@ -367,6 +367,7 @@ class Match:
             seats=tuple(SeatConnection(s.seat, s.name, s.connected) for s in self.seats),
             created_unix_ms=self.created_unix_ms,
             reason=self.reason,
+            seat_time_controls=config.seat_time_controls,
         )
 
     def replay(self, game_index: int) -> tuple[dict[str, Any], bool] | None:

@@ -45,7 +45,9 @@ def check_time_control(control: TimeControl) -> TimeControl:
 class MatchConfig:
     """Everything that defines a match. ``match_seed`` is always set on a created match.
 
-    ``game_seeds``: empty, or each game's seed (then ``match_seed`` derives none of them)."""
+    ``game_seeds``: empty, or each game's seed (then ``match_seed`` derives none of them).
+    ``seat_time_controls``: empty, or each seat's own clock in place of ``time_control`` (a
+    person's seat with a generous clock among bots with the usual one, docs/play.md)."""
 
     players: int
     match_seed: int
@@ -56,6 +58,7 @@ class MatchConfig:
     seat_names: tuple[str, ...] = ()
     start_timeout_ms: int = 60000
     game_seeds: tuple[int, ...] = ()
+    seat_time_controls: tuple[TimeControl, ...] = ()
 
     def __post_init__(self) -> None:
         if self.players not in (2, 3, 4):
@@ -79,10 +82,25 @@ class MatchConfig:
         if self.start_timeout_ms < 1:
             raise ValueError("start_timeout_ms must be > 0")
         check_time_control(self.time_control)
+        if self.seat_time_controls:
+            if len(self.seat_time_controls) != self.players:
+                raise ValueError(
+                    f"{plural(len(self.seat_time_controls), 'seat time control')} for "
+                    f"{plural(self.players, 'seat')}"
+                )
+            for seat, control in enumerate(self.seat_time_controls):
+                try:
+                    check_time_control(control)
+                except ValueError as exc:
+                    raise ValueError(f"seat {seat}'s time control: {exc}") from None
         if self.fault_policy.faults_to_forfeit < 1:
             raise ValueError("faults_to_forfeit must be >= 1")
         if self.species is not None and len(set(self.species)) != len(self.species):
             raise ValueError("the species must be distinct")
+
+    def seat_clock(self, seat: int) -> TimeControl:
+        """The time control of ``seat``: its own, or the match's."""
+        return self.seat_time_controls[seat] if self.seat_time_controls else self.time_control
 
     def seat_info(self, match_id: str, seat: int, resumed: bool) -> MatchInfo:
         """What ``seat`` is told when its stream opens (``resumed``: it had one before)."""
@@ -92,7 +110,7 @@ class MatchConfig:
             players=self.players,
             game_count=self.game_count,
             seat_names=self.seat_names,
-            time_control=self.time_control,
+            time_control=self.seat_clock(seat),
             fault_policy=self.fault_policy,
             resumed=resumed,
         )

@@ -245,6 +245,8 @@ class MatchSnapshot:
     seats: tuple[SeatConnection, ...]
     created_unix_ms: int
     reason: str
+    seat_time_controls: tuple[TimeControl, ...] = ()
+    """Empty, or each seat's own clock (``MatchConfig.seat_time_controls``)."""
 
 
 @dataclass(frozen=True, slots=True)

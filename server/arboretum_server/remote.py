@@ -45,7 +45,12 @@ class RemoteMatchRunner:
 
     async def create(self, config: MatchConfig, match_id: str | None = None) -> RemoteMatchHandle:
         """``CreateMatch``; a refused configuration raises :class:`InvalidArgument` with the
-        referee's reason, an unreachable or full referee :class:`Unavailable`."""
+        referee's reason, an unreachable or full referee :class:`Unavailable`. Seats' own
+        clocks (``seat_time_controls``) are the match API's only: the admin service has none."""
+        if config.seat_time_controls:
+            raise InvalidArgument(
+                "seat_time_controls: the admin service gives every seat the match's time control"
+            )
         request = match_pb2.CreateMatchRequest(
             protocol_version=wire.PROTOCOL_VERSION,
             config=_config_to_pb(config),

@@ -138,7 +138,6 @@ class Rulings:
         seat = pending.seat
         clock = game.clocks[seat]
         budget = pending.budget_ms
-        tc = self.config.time_control
         if isinstance(outcome, Crashed):
             elapsed = (now - pending.sent_at) * 1000
             clock.charge(elapsed)
@@ -149,13 +148,14 @@ class Rulings:
             session = self.seats[seat]
             if session.stream is None:
                 reason = (
-                    f"no open stream when the time ran out ({budget} ms: {tc.per_decision_ms} ms "
-                    f"+ {pending.bank_before_ms} ms bank); {session.last_disconnect}"
+                    f"no open stream when the time ran out ({budget} ms: "
+                    f"{clock.per_decision_ms} ms + {pending.bank_before_ms} ms bank); "
+                    f"{session.last_disconnect}"
                 )
                 self._fault(game, pending, FaultKind.DISCONNECT, reason, float(budget))
             else:
                 reason = (
-                    f"no answer within {budget} ms ({tc.per_decision_ms} ms per decision "
+                    f"no answer within {budget} ms ({clock.per_decision_ms} ms per decision "
                     f"+ {pending.bank_before_ms} ms bank)"
                 )
                 self._fault(game, pending, FaultKind.TIMEOUT, reason, float(budget))

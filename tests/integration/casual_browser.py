@@ -3,8 +3,8 @@ the page received: every feed message of the event stream (read from Chromium's 
 events) and every JSON body of the game's endpoints. The checks of those messages against the
 person's seat view rebuilt from the finished replay (the referee's spy test, for a person).
 
-Used by ``test_play_browser.py`` and ``test_play_spy.py`` (real worker, real sandboxes, the
-real web app served by uvicorn).
+Used by ``test_play_browser.py`` and ``test_play_resume.py`` (real worker, real sandboxes, the
+real web app served by uvicorn), and by ``test_play_screenshots.py`` for its browser.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from arboretum_worker.casual import (
     submit,
 )
 
-from .conftest import Arena
+from .conftest import BOTS, Arena
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(420)]
 
@@ -240,3 +240,44 @@ def test_resigning_an_idle_page_and_the_limits(arena: Arena) -> None:
     else:
         assert "resigned" in [m["type"] for m in end]
         assert get_game(r, game.game_id).result["forfeited"][game.person_seat]
+
+
+def test_a_bot_that_stalls_forfeits_on_its_own_clock_not_the_persons(arena: Arena) -> None:
+    """The bots play on the referee's default clock, the person on the game's generous one: a
+    bot that stops answering mid-game times out twice within seconds (1 s a decision, its 10 s
+    bank), forfeits, and the person plays the game to its end on their own clock."""
+    r = arena.r
+    registry.add_version(
+        r,
+        "staller",
+        {"bot.py": (BOTS / "stalls_later.py").read_bytes()},
+        check=league.sandbox_check("auto"),
+    )
+    arena.start_worker()
+    arena.wait_workers(1)
+    game, key = start_game(
+        r, opponents=["staller"], author=None, settings=SETTINGS, address="192.0.2.9", seat=0
+    )
+    started = time.monotonic()
+    forfeited_after: list[float] = []
+
+    def note(message: dict[str, Any]) -> bool:
+        if not forfeited_after and any(e.get("kind") == "forfeit" for e in message["events"]):
+            forfeited_after.append(time.monotonic() - started)
+        return True
+
+    messages = play(arena, game, key, on_request=note)
+    assert not [m for m in messages if m["type"] == "fault"], "the person never faulted"
+    over = get_game(r, game.game_id)
+    assert over.result["forfeited"] == [False, True] and over.result["ranks"] == [1, 2]
+    doc = json.loads(replays.get_replay(r, over.replay_id, 0) or b"{}")
+    verify_replay(doc)
+    faults = [s["fault"] for s in doc["steps"] if s.get("seat") == 1 and "fault" in s]
+    kinds = [f["kind"] for f in faults]  # then the fallback's turns, each marked "forfeited"
+    assert kinds[:2] == ["timeout", "timeout"] and set(kinds[2:]) <= {"forfeited"}, faults
+    assert "(1000 ms per decision + 10000 ms bank)" in faults[0]["reason"], faults
+    person = {"per_decision_ms": SETTINGS.per_decision_ms, "bank_ms": SETTINGS.bank_ms}
+    assert doc["seat_time_controls"] == [person, {"per_decision_ms": 1000, "bank_ms": 10_000}]
+    assert doc["time_control"] == person
+    # forfeited in seconds: 1 s + the 10 s bank, then 1 s (the person's clock is minutes)
+    assert forfeited_after and forfeited_after[0] < 60, forfeited_after

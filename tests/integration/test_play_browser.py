@@ -125,6 +125,10 @@ def test_a_person_plays_whole_games_through_the_page(
         page.wait_for_selector("#replay.ready")
         page.keyboard.press("End")
         assert page.locator(f"#score-total-{seat}").inner_text() == str(mine)
+        # each seat's own clock: the person's bank of minutes, the bots' of the referee's default
+        for s in range(players):
+            bank = "bank left 600.0 s" if s == seat else "bank left 10.0 s"
+            assert bank in page.locator(f'[data-testid="clock-{s}"]').inner_text()
         assert_clean(table)
 
 

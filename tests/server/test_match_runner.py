@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import pytest
-from referee_clients import ADMIN_TOKEN
+from referee_clients import ADMIN_TOKEN, RawBot, answer, faults_in, random_decision, run_match
 
 from arboretum import verify_replay
 from arboretum.replay import result_to_json
@@ -269,5 +269,65 @@ def test_a_seat_resigns_while_another_seat_is_to_play() -> None:
                 if s.get("seat") == 2 and s.get("kind") != "forfeit" and not s.get("note")
             ]
             assert seat2 and all(s["fault"]["kind"] == "forfeited" for s in seat2)
+
+    asyncio.run(main())
+
+
+def test_each_seat_may_have_a_clock_of_its_own() -> None:
+    """``seat_time_controls``: a slow seat with a generous clock is never faulted while a seat
+    as slow with a short clock times out on its own limit, and each seat is told its own clock
+    (match start, game start, every request); the replay keeps both clocks."""
+
+    async def slow(bot: RawBot, request: Any) -> list[Any]:
+        await asyncio.sleep(0.15)
+        return [answer(request.decision_number, random_decision(request, bot.rng))]
+
+    generous, short = TimeControl(5000, 60_000), TimeControl(50, 0)
+
+    async def main() -> None:
+        async with runner() as matches:
+            handle = await matches.create(
+                config(1, seat_time_controls=(generous, short), fault_policy=FaultPolicy(1000))
+            )
+            played = await run_match(handle.address, list(handle.tokens), {0: slow, 1: slow})
+            await finish(handle)
+            game = handle.outcome().games[0]
+            [doc] = check_replays(handle.outcome().games, await handle.replays())
+        assert game.faults[0] == 0 and game.faults[1] == played[1].requests > 0
+        assert {f["kind"] for f in faults_in(doc, 1)} == {"timeout"}
+        assert all("no answer within 50 ms (50 ms per decision" in f["reason"]
+                   for f in faults_in(doc, 1))  # fmt: skip
+        assert doc["time_control"] == {"per_decision_ms": 5000, "bank_ms": 5000}
+        assert doc["seat_time_controls"] == [
+            {"per_decision_ms": 5000, "bank_ms": 60_000},
+            {"per_decision_ms": 50, "bank_ms": 0},
+        ]
+        for bot, clock in zip(played, (generous, short), strict=True):
+            told = [bot.of_kind("match_start")[0].time_control,
+                    bot.of_kind("game_start")[0].setup.time_control]  # fmt: skip
+            assert {(t.per_decision_ms, t.bank_ms) for t in told} == {
+                (clock.per_decision_ms, clock.bank_ms)
+            }
+            assert {r.clock.per_decision_ms for r in bot.of_kind("decision_request")} == {
+                clock.per_decision_ms
+            }
+
+    asyncio.run(main())
+
+
+def test_seat_clocks_are_checked_and_stay_in_process() -> None:
+    with pytest.raises(ValueError, match=r"^1 seat time control for 2 seats$"):
+        config(1, seat_time_controls=(TimeControl(),))
+    with pytest.raises(ValueError, match=r"^seat 1's time control: per_decision_ms must be 1 to"):
+        config(1, seat_time_controls=(TimeControl(), TimeControl(0, 0)))
+
+    async def main() -> None:
+        async with runner() as matches:
+            remote_runner = RemoteMatchRunner(matches.address, ADMIN_TOKEN)
+            try:
+                with pytest.raises(InvalidArgument, match=r"^seat_time_controls: the admin "):
+                    await remote_runner.create(config(1, seat_time_controls=(TimeControl(),) * 2))
+            finally:
+                await remote_runner.stop()
 
     asyncio.run(main())

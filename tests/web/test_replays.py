@@ -84,6 +84,18 @@ def test_a_finished_game_keeps_its_scoring() -> None:
     assert view["hands"][0] == doc["hands"][0] and set(view["hands"][1]) == {None}
 
 
+def test_the_clocks_are_public() -> None:
+    """The match's clock and each seat's own (a casual game's) stay in every view: the viewer
+    counts each seat's bank on them."""
+    doc = _game(12, steps=9)
+    doc["time_control"] = {"per_decision_ms": 120_000, "bank_ms": 600_000}
+    doc["seat_time_controls"] = [doc["time_control"], {"per_decision_ms": 1000, "bank_ms": 10_000}]
+    for seat in (None, 0, 1):
+        view = seat_view(doc, seat)
+        assert view["time_control"] == doc["time_control"]
+        assert view["seat_time_controls"] == doc["seat_time_controls"]
+
+
 def test_strip_faults() -> None:
     doc = _game(5, steps=6)
     doc["steps"][0]["fault"] = {"kind": "timeout", "reason": "slow"}

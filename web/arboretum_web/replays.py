@@ -35,6 +35,7 @@ _HEADER_FIELDS = (
     "species",
     "seats",
     "time_control",
+    "seat_time_controls",
     "fault_policy",
     "complete",
     "stopped",

@@ -93,11 +93,13 @@ def stop_match() -> bool:
 
 @dataclass(frozen=True)
 class SeatPlan:
-    """One seat: the bot's display name, and where its code is (or the built-in bot's name)."""
+    """One seat: the bot's display name, and where its code is (or the built-in bot's name);
+    ``clock``: the seat's own time control in place of the match's (a casual game's bots)."""
 
     name: str
     bot_path: Path | None = None
     builtin: str | None = None
+    clock: TimeControl | None = None
 
 
 @dataclass(frozen=True)
@@ -233,11 +235,14 @@ def match_config(plan: MatchPlan) -> MatchConfig:
     """The referee's ``MatchConfig`` for ``plan``."""
     from arboretum_server import MatchConfig
 
+    clock = TimeControl(per_decision_ms=plan.per_decision_ms, bank_ms=plan.bank_ms)
+    own = any(seat.clock is not None for seat in plan.seats)
     return MatchConfig(
         players=plan.players,
         match_seed=plan.seed,
         game_count=plan.games,
-        time_control=TimeControl(per_decision_ms=plan.per_decision_ms, bank_ms=plan.bank_ms),
+        time_control=clock,
+        seat_time_controls=tuple(seat.clock or clock for seat in plan.seats) if own else (),
         fault_policy=FaultPolicy(faults_to_forfeit=plan.faults_to_forfeit),
         seat_names=tuple(seat.name for seat in plan.seats),
         start_timeout_ms=START_TIMEOUT_MS,

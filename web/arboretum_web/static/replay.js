@@ -48,18 +48,24 @@
   }
 
   // Each seat's clock after the first p steps (the time control of docs/referee.md: L free per
-  // decision, the rest from the seat's bank, refilled at the game's start).
+  // decision, the rest from the seat's bank, refilled at the game's start): the seat's own
+  // (seat_time_controls, a casual game's) or the match's.
   function clocks(p) {
-    const tc = doc.time_control && typeof doc.time_control === "object" ? doc.time_control : null;
+    const isClock = (c) => c && typeof c === "object" ? c : null;
+    const tc = isClock(doc.time_control);
+    const own = Array.isArray(doc.seat_time_controls) ? doc.seat_time_controls : [];
     const out = [];
-    for (let i = 0; i < doc.players; i++) out.push({ used: 0, last: null, bank: tc ? tc.bank_ms : null });
+    for (let i = 0; i < doc.players; i++) {
+      const seatTc = isClock(own[i]) || tc;
+      out.push({ used: 0, last: null, tc: seatTc, bank: seatTc ? seatTc.bank_ms : null });
+    }
     for (let k = 0; k < p; k++) {
       const step = doc.steps[k];
       if (typeof step.ms !== "number" || !out[step.seat]) continue;
       const c = out[step.seat];
       c.used += step.ms;
       c.last = step.ms;
-      if (tc) c.bank = Math.max(0, c.bank - Math.max(0, step.ms - tc.per_decision_ms));
+      if (c.tc) c.bank = Math.max(0, c.bank - Math.max(0, step.ms - c.tc.per_decision_ms));
     }
     return out;
   }

@@ -30,6 +30,7 @@ from ..settings import WorkerSettings
 from . import feed
 from .games import game_timeout, release
 from .records import (
+    BOT_CLOCK,
     PERSON_NAME,
     CasualGame,
     CasualSettings,
@@ -61,6 +62,9 @@ def replay_id(game_id: str) -> str:
 
 
 def _plan(game: CasualGame, names: list[str]) -> MatchPlan:
+    """One game: the person's seat on the game's generous clock (the match's, which also sizes
+    the job and the bots' sandboxes), each bot's on the referee's default clock (a bot that
+    stalls forfeits in seconds, not after the person's minutes)."""
     return MatchPlan(
         match_id=game.game_id,
         seed=secrets.randbits(63),
@@ -69,7 +73,10 @@ def _plan(game: CasualGame, names: list[str]) -> MatchPlan:
         per_decision_ms=game.per_decision_ms,
         bank_ms=game.bank_ms,
         faults_to_forfeit=game.faults_to_forfeit,
-        seats=tuple(SeatPlan(name=name) for name in names),
+        seats=tuple(
+            SeatPlan(name=name, clock=None if seat == game.person_seat else BOT_CLOCK)
+            for seat, name in enumerate(names)
+        ),
     )
 
 

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
+from arboretum_sdk.info import TimeControl
+
 from ..keys import Keys
 from ..settings import SettingsError, numbers_from_env
 
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from redis.typing import EncodableT, FieldT
 
 __all__ = [
+    "BOT_CLOCK",
     "PERSON_NAME",
     "CasualError",
     "CasualGame",
@@ -43,6 +46,10 @@ __all__ = [
 
 PERSON_NAME = "person"
 """The person's seat's name at the referee and in the replay."""
+
+BOT_CLOCK = TimeControl()
+"""The bots' clock in a casual game: the referee's default (1 s free per decision, a 10 s bank),
+not the person's; the bots play with fixed compute and answer in milliseconds."""
 
 
 class Status:
@@ -69,9 +76,10 @@ class CasualSettings:
     """The casual games' settings (docs/league.md, "Casual games"), from the environment."""
 
     decision_s: float = 120.0
-    """``ARENA_CASUAL_DECISION_S``: every seat's free time per decision."""
+    """``ARENA_CASUAL_DECISION_S``: the person's free time per decision (the bots':
+    :data:`BOT_CLOCK`)."""
     bank_s: float = 600.0
-    """``ARENA_CASUAL_BANK_S``: every seat's bank for the game."""
+    """``ARENA_CASUAL_BANK_S``: the person's bank for the game."""
     faults_to_forfeit: int = 2
     """``ARENA_CASUAL_FAULTS``: a seat forfeits at its N-th fault (an idle page: two timeouts)."""
     per_address: int = 3
