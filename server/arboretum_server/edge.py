@@ -309,6 +309,7 @@ def match_info_to_pb(info: MatchSnapshot) -> match_pb2.MatchInfo:
         fault_policy=wire.fault_policy_to_pb(info.fault_policy),
         seat_names=list(info.seat_names),
         start_timeout_ms=info.start_timeout_ms,
+        seat_time_controls=[wire.time_control_to_pb(c) for c in info.seat_time_controls],
     )
     if info.match_seed is not None:
         config.match_seed = info.match_seed
@@ -439,6 +440,7 @@ def match_config_from_pb(pb: match_pb2.MatchConfig, settings: Settings) -> Match
         check_time_control(time_control)
     except ValueError as exc:
         raise InvalidArgument(f"{where}.time_control: {exc}") from None
+    seat_clocks = _seat_time_controls_from_pb(pb, where)
     names = tuple(pb.seat_names)
     if names and len(names) != players:
         raise InvalidArgument(
@@ -464,4 +466,25 @@ def match_config_from_pb(pb: match_pb2.MatchConfig, settings: Settings) -> Match
         seat_names=names,
         start_timeout_ms=start_timeout,
         game_seeds=tuple(pb.game_seeds),
+        seat_time_controls=seat_clocks,
     )
+
+
+def _seat_time_controls_from_pb(pb: match_pb2.MatchConfig, where: str) -> tuple[TimeControl, ...]:
+    """Each seat's own clock: empty, or one valid time control per seat."""
+    clocks = pb.seat_time_controls
+    if clocks and len(clocks) != pb.player_count:
+        raise InvalidArgument(
+            f"{where}.seat_time_controls must be empty or hold one time control per seat "
+            f"({plural(pb.player_count, 'seat')}, got {len(clocks)})"
+        )
+    seat_clocks = []
+    for seat, clock in enumerate(clocks):
+        name = f"{where}.seat_time_controls[{seat}]"
+        try:
+            seat_clocks.append(check_time_control(wire.time_control_from_pb(clock, name)))
+        except WireError as exc:
+            raise InvalidArgument(str(exc)) from None
+        except ValueError as exc:
+            raise InvalidArgument(f"{name}: {exc}") from None
+    return tuple(seat_clocks)

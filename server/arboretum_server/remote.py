@@ -45,12 +45,7 @@ class RemoteMatchRunner:
 
     async def create(self, config: MatchConfig, match_id: str | None = None) -> RemoteMatchHandle:
         """``CreateMatch``; a refused configuration raises :class:`InvalidArgument` with the
-        referee's reason, an unreachable or full referee :class:`Unavailable`. Seats' own
-        clocks (``seat_time_controls``) are the match API's only: the admin service has none."""
-        if config.seat_time_controls:
-            raise InvalidArgument(
-                "seat_time_controls: the admin service gives every seat the match's time control"
-            )
+        referee's reason, an unreachable or full referee :class:`Unavailable`."""
         request = match_pb2.CreateMatchRequest(
             protocol_version=wire.PROTOCOL_VERSION,
             config=_config_to_pb(config),
@@ -187,6 +182,7 @@ def _config_to_pb(config: MatchConfig) -> match_pb2.MatchConfig:
         game_seeds=list(config.game_seeds),
         time_control=wire.time_control_to_pb(config.time_control),
         fault_policy=wire.fault_policy_to_pb(config.fault_policy),
+        seat_time_controls=[wire.time_control_to_pb(c) for c in config.seat_time_controls],
     )
     if config.species is not None:
         pb.species.extend(wire.species_to_pb(s) for s in config.species)

@@ -71,6 +71,7 @@ async def create_match(
     start_timeout_ms: int = 10000,
     names: list[str] | None = None,
     game_seeds: list[int] | None = None,
+    seat_clocks: list[tuple[int, int]] | None = None,
 ) -> match_pb2.CreateMatchResponse:
     config = match_pb2.MatchConfig(
         player_count=players, game_count=games, start_timeout_ms=start_timeout_ms
@@ -86,6 +87,8 @@ async def create_match(
         config.seat_names.extend(names)
     if game_seeds is not None:
         config.game_seeds.extend(game_seeds)
+    for per_decision_ms_, bank_ms_ in seat_clocks or ():
+        config.seat_time_controls.add(per_decision_ms=per_decision_ms_, bank_ms=bank_ms_)
     return await stub.CreateMatch(
         match_pb2.CreateMatchRequest(protocol_version=1, config=config),
         metadata=admin_md(),

@@ -273,10 +273,12 @@ def test_a_seat_resigns_while_another_seat_is_to_play() -> None:
     asyncio.run(main())
 
 
-def test_each_seat_may_have_a_clock_of_its_own() -> None:
+@pytest.mark.parametrize("where", ["in-process", "remote"])
+def test_each_seat_may_have_a_clock_of_its_own(where: str) -> None:
     """``seat_time_controls``: a slow seat with a generous clock is never faulted while a seat
     as slow with a short clock times out on its own limit, and each seat is told its own clock
-    (match start, game start, every request); the replay keeps both clocks."""
+    (match start, game start, every request); the replay keeps both clocks. The same through
+    the admin service (:class:`RemoteMatchRunner`)."""
 
     async def slow(bot: RawBot, request: Any) -> list[Any]:
         await asyncio.sleep(0.15)
@@ -286,13 +288,18 @@ def test_each_seat_may_have_a_clock_of_its_own() -> None:
 
     async def main() -> None:
         async with runner() as matches:
-            handle = await matches.create(
-                config(1, seat_time_controls=(generous, short), fault_policy=FaultPolicy(1000))
-            )
-            played = await run_match(handle.address, list(handle.tokens), {0: slow, 1: slow})
-            await finish(handle)
-            game = handle.outcome().games[0]
-            [doc] = check_replays(handle.outcome().games, await handle.replays())
+            remote = RemoteMatchRunner(matches.address, ADMIN_TOKEN) if where == "remote" else None
+            try:
+                handle = await (remote or matches).create(
+                    config(1, seat_time_controls=(generous, short), fault_policy=FaultPolicy(1000))
+                )
+                played = await run_match(handle.address, list(handle.tokens), {0: slow, 1: slow})
+                await finish(handle)
+                game = handle.outcome().games[0]
+                [doc] = check_replays(handle.outcome().games, await handle.replays())
+            finally:
+                if remote is not None:
+                    await remote.stop()
         assert game.faults[0] == 0 and game.faults[1] == played[1].requests > 0
         assert {f["kind"] for f in faults_in(doc, 1)} == {"timeout"}
         assert all("no answer within 50 ms (50 ms per decision" in f["reason"]
@@ -315,19 +322,8 @@ def test_each_seat_may_have_a_clock_of_its_own() -> None:
     asyncio.run(main())
 
 
-def test_seat_clocks_are_checked_and_stay_in_process() -> None:
+def test_seat_clocks_are_checked() -> None:
     with pytest.raises(ValueError, match=r"^1 seat time control for 2 seats$"):
         config(1, seat_time_controls=(TimeControl(),))
     with pytest.raises(ValueError, match=r"^seat 1's time control: per_decision_ms must be 1 to"):
         config(1, seat_time_controls=(TimeControl(), TimeControl(0, 0)))
-
-    async def main() -> None:
-        async with runner() as matches:
-            remote_runner = RemoteMatchRunner(matches.address, ADMIN_TOKEN)
-            try:
-                with pytest.raises(InvalidArgument, match=r"^seat_time_controls: the admin "):
-                    await remote_runner.create(config(1, seat_time_controls=(TimeControl(),) * 2))
-            finally:
-                await remote_runner.stop()
-
-    asyncio.run(main())

@@ -126,3 +126,44 @@ def test_explicit_game_seeds(tmp_path: Path) -> None:
             await ref.stop()
 
     asyncio.run(main())
+
+
+def test_seat_clocks_through_the_admin_service(tmp_path: Path) -> None:
+    """CreateMatch takes a clock per seat and GetMatch gives them back; a count other than the
+    seats', or a clock that a match's own would not pass, is refused with INVALID_ARGUMENT
+    naming the seat's field. (What each seat is told and timed on: test_match_runner.py.)"""
+
+    async def refused(stub: match_pb2_grpc.MatchServiceStub, clocks: list[tuple[int, int]]) -> str:
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await create_match(stub, 2, seat_clocks=clocks)
+        assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        return err.value.details() or ""
+
+    async def main() -> None:
+        ref = await referee(tmp_path)
+        try:
+            async with grpc.aio.insecure_channel(ref.address) as channel:
+                stub = match_pb2_grpc.MatchServiceStub(channel)
+                clocks = [(120_000, 600_000), (1000, 10_000)]
+                created = await create_match(stub, 2, seat_clocks=clocks)
+                info = await get_match(stub, created.match_id)
+                assert [(c.per_decision_ms, c.bank_ms) for c in info.config.seat_time_controls] == (
+                    clocks
+                )
+                plain = await get_match(stub, (await create_match(stub, 2)).match_id)
+                assert list(plain.config.seat_time_controls) == []
+                assert await refused(stub, [(1000, 0)]) == (
+                    "CreateMatchRequest.config.seat_time_controls must be empty or hold one time "
+                    "control per seat (2 seats, got 1)"
+                )
+                assert "CreateMatchRequest.config.seat_time_controls[1].per_decision_ms" in (
+                    await refused(stub, [(1000, 0), (0, 0)])
+                )
+                too_long = await refused(stub, [(10**9, 0), (1000, 0)])
+                assert too_long.startswith(
+                    "CreateMatchRequest.config.seat_time_controls[0]: per_decision_ms must be 1 to"
+                ), too_long
+        finally:
+            await ref.stop()
+
+    asyncio.run(main())

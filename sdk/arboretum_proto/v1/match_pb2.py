@@ -26,7 +26,7 @@ from arboretum_proto.v1 import common_pb2 as arboretum__proto_dot_v1_dot_common_
 from arboretum_proto.v1 import game_pb2 as arboretum__proto_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1e\x61rboretum_proto/v1/match.proto\x12\x0c\x61rboretum.v1\x1a\x1f\x61rboretum_proto/v1/common.proto\x1a\x1d\x61rboretum_proto/v1/game.proto\"\xab\x02\n\x0bMatchConfig\x12\x14\n\x0cplayer_count\x18\x01 \x01(\r\x12\x17\n\nmatch_seed\x18\x02 \x01(\x04H\x00\x88\x01\x01\x12\x12\n\ngame_count\x18\x03 \x01(\r\x12&\n\x07species\x18\x04 \x03(\x0e\x32\x15.arboretum.v1.Species\x12/\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x19.arboretum.v1.TimeControl\x12/\n\x0c\x66\x61ult_policy\x18\x06 \x01(\x0b\x32\x19.arboretum.v1.FaultPolicy\x12\x12\n\nseat_names\x18\x07 \x03(\t\x12\x18\n\x10start_timeout_ms\x18\x08 \x01(\r\x12\x12\n\ngame_seeds\x18\t \x03(\x04\x42\r\n\x0b_match_seed\"6\n\tSeatToken\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05token\x18\x03 \x01(\t\"?\n\x0eSeatConnection\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x11\n\tconnected\x18\x03 \x01(\x08\"\xd9\x02\n\tMatchInfo\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12)\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x19.arboretum.v1.MatchConfig\x12)\n\x06status\x18\x03 \x01(\x0e\x32\x19.arboretum.v1.MatchStatus\x12\x1f\n\x12\x63urrent_game_index\x18\x04 \x01(\rH\x00\x88\x01\x01\x12)\n\x07results\x18\x05 \x03(\x0b\x32\x18.arboretum.v1.GameResult\x12+\n\x07summary\x18\x06 \x01(\x0b\x32\x1a.arboretum.v1.MatchSummary\x12+\n\x05seats\x18\x07 \x03(\x0b\x32\x1c.arboretum.v1.SeatConnection\x12\x17\n\x0f\x63reated_unix_ms\x18\x08 \x01(\x03\x12\x0e\n\x06reason\x18\t \x01(\tB\x15\n\x13_current_game_index\"k\n\x12\x43reateMatchRequest\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12)\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x19.arboretum.v1.MatchConfig\x12\x10\n\x08match_id\x18\x03 \x01(\t\"o\n\x13\x43reateMatchResponse\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12,\n\x0bseat_tokens\x18\x03 \x03(\x0b\x32\x17.arboretum.v1.SeatToken\"=\n\x0fGetMatchRequest\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x10\n\x08match_id\x18\x02 \x01(\t\"T\n\x10GetMatchResponse\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12&\n\x05match\x18\x02 \x01(\x0b\x32\x17.arboretum.v1.MatchInfo\"\x80\x01\n\x12ListMatchesRequest\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12)\n\x06status\x18\x02 \x01(\x0e\x32\x19.arboretum.v1.MatchStatus\x12\x11\n\tpage_size\x18\x03 \x01(\r\x12\x12\n\npage_token\x18\x04 \x01(\t\"r\n\x13ListMatchesResponse\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12(\n\x07matches\x18\x02 \x03(\x0b\x32\x17.arboretum.v1.MatchInfo\x12\x17\n\x0fnext_page_token\x18\x03 \x01(\t\"?\n\x11WatchMatchRequest\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x10\n\x08match_id\x18\x02 \x01(\t\"\x9c\x01\n\x0eWatchGameStart\x12&\n\x05setup\x18\x01 \x01(\x0b\x32\x17.arboretum.v1.GameSetup\x12(\n\x05\x62oard\x18\x02 \x01(\x0b\x32\x19.arboretum.v1.PublicState\x12#\n\x06\x65vents\x18\x03 \x03(\x0b\x32\x13.arboretum.v1.Event\x12\x13\n\x0bin_progress\x18\x04 \x01(\x08\"\xa2\x01\n\x0f\x44\x65\x63isionPending\x12\x12\n\ngame_index\x18\x01 \x01(\r\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x17\n\x0f\x64\x65\x63ision_number\x18\x03 \x01(\x04\x12(\n\x04kind\x18\x04 \x01(\x0e\x32\x1a.arboretum.v1.DecisionKind\x12*\n\x05\x63lock\x18\x05 \x01(\x0b\x32\x1b.arboretum.v1.DecisionClock\"\xd0\x02\n\x12WatchMatchResponse\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12(\n\x05match\x18\x02 \x01(\x0b\x32\x17.arboretum.v1.MatchInfoH\x00\x12\x32\n\ngame_start\x18\x03 \x01(\x0b\x32\x1c.arboretum.v1.WatchGameStartH\x00\x12$\n\x05\x65vent\x18\x04 \x01(\x0b\x32\x13.arboretum.v1.EventH\x00\x12\x39\n\x10\x64\x65\x63ision_pending\x18\x05 \x01(\x0b\x32\x1d.arboretum.v1.DecisionPendingH\x00\x12,\n\x08game_end\x18\x06 \x01(\x0b\x32\x18.arboretum.v1.GameResultH\x00\x12+\n\tmatch_end\x18\x07 \x01(\x0b\x32\x16.arboretum.v1.MatchEndH\x00\x42\x06\n\x04kind\"R\n\x10GetReplayRequest\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x12\n\ngame_index\x18\x03 \x01(\r\"z\n\x11GetReplayResponse\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x12\n\ngame_index\x18\x03 \x01(\r\x12\x13\n\x0breplay_json\x18\x04 \x01(\t\x12\x10\n\x08\x63omplete\x18\x05 \x01(\x08\"P\n\x12\x43\x61ncelMatchRequest\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\"W\n\x13\x43\x61ncelMatchResponse\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12&\n\x05match\x18\x02 \x01(\x0b\x32\x17.arboretum.v1.MatchInfo2\xf6\x03\n\x0cMatchService\x12R\n\x0b\x43reateMatch\x12 .arboretum.v1.CreateMatchRequest\x1a!.arboretum.v1.CreateMatchResponse\x12I\n\x08GetMatch\x12\x1d.arboretum.v1.GetMatchRequest\x1a\x1e.arboretum.v1.GetMatchResponse\x12R\n\x0bListMatches\x12 .arboretum.v1.ListMatchesRequest\x1a!.arboretum.v1.ListMatchesResponse\x12Q\n\nWatchMatch\x12\x1f.arboretum.v1.WatchMatchRequest\x1a .arboretum.v1.WatchMatchResponse0\x01\x12L\n\tGetReplay\x12\x1e.arboretum.v1.GetReplayRequest\x1a\x1f.arboretum.v1.GetReplayResponse\x12R\n\x0b\x43\x61ncelMatch\x12 .arboretum.v1.CancelMatchRequest\x1a!.arboretum.v1.CancelMatchResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1e\x61rboretum_proto/v1/match.proto\x12\x0c\x61rboretum.v1\x1a\x1f\x61rboretum_proto/v1/common.proto\x1a\x1d\x61rboretum_proto/v1/game.proto\"\xe2\x02\n\x0bMatchConfig\x12\x14\n\x0cplayer_count\x18\x01 \x01(\r\x12\x17\n\nmatch_seed\x18\x02 \x01(\x04H\x00\x88\x01\x01\x12\x12\n\ngame_count\x18\x03 \x01(\r\x12&\n\x07species\x18\x04 \x03(\x0e\x32\x15.arboretum.v1.Species\x12/\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x19.arboretum.v1.TimeControl\x12/\n\x0c\x66\x61ult_policy\x18\x06 \x01(\x0b\x32\x19.arboretum.v1.FaultPolicy\x12\x12\n\nseat_names\x18\x07 \x03(\t\x12\x18\n\x10start_timeout_ms\x18\x08 \x01(\r\x12\x12\n\ngame_seeds\x18\t \x03(\x04\x12\x35\n\x12seat_time_controls\x18\n \x03(\x0b\x32\x19.arboretum.v1.TimeControlB\r\n\x0b_match_seed\"6\n\tSeatToken\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05token\x18\x03 \x01(\t\"?\n\x0eSeatConnection\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x11\n\tconnected\x18\x03 \x01(\x08\"\xd9\x02\n\tMatchInfo\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12)\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x19.arboretum.v1.MatchConfig\x12)\n\x06status\x18\x03 \x01(\x0e\x32\x19.arboretum.v1.MatchStatus\x12\x1f\n\x12\x63urrent_game_index\x18\x04 \x01(\rH\x00\x88\x01\x01\x12)\n\x07results\x18\x05 \x03(\x0b\x32\x18.arboretum.v1.GameResult\x12+\n\x07summary\x18\x06 \x01(\x0b\x32\x1a.arboretum.v1.MatchSummary\x12+\n\x05seats\x18\x07 \x03(\x0b\x32\x1c.arboretum.v1.SeatConnection\x12\x17\n\x0f\x63reated_unix_ms\x18\x08 \x01(\x03\x12\x0e\n\x06reason\x18\t \x01(\tB\x15\n\x13_current_game_index\"k\n\x12\x43reateMatchRequest\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12)\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x19.arboretum.v1.MatchConfig\x12\x10\n\x08match_id\x18\x03 \x01(\t\"o\n\x13\x43reateMatchResponse\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12,\n\x0bseat_tokens\x18\x03 \x03(\x0b\x32\x17.arboretum.v1.SeatToken\"=\n\x0fGetMatchRequest\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x10\n\x08match_id\x18\x02 \x01(\t\"T\n\x10GetMatchResponse\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12&\n\x05match\x18\x02 \x01(\x0b\x32\x17.arboretum.v1.MatchInfo\"\x80\x01\n\x12ListMatchesRequest\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12)\n\x06status\x18\x02 \x01(\x0e\x32\x19.arboretum.v1.MatchStatus\x12\x11\n\tpage_size\x18\x03 \x01(\r\x12\x12\n\npage_token\x18\x04 \x01(\t\"r\n\x13ListMatchesResponse\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12(\n\x07matches\x18\x02 \x03(\x0b\x32\x17.arboretum.v1.MatchInfo\x12\x17\n\x0fnext_page_token\x18\x03 \x01(\t\"?\n\x11WatchMatchRequest\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x10\n\x08match_id\x18\x02 \x01(\t\"\x9c\x01\n\x0eWatchGameStart\x12&\n\x05setup\x18\x01 \x01(\x0b\x32\x17.arboretum.v1.GameSetup\x12(\n\x05\x62oard\x18\x02 \x01(\x0b\x32\x19.arboretum.v1.PublicState\x12#\n\x06\x65vents\x18\x03 \x03(\x0b\x32\x13.arboretum.v1.Event\x12\x13\n\x0bin_progress\x18\x04 \x01(\x08\"\xa2\x01\n\x0f\x44\x65\x63isionPending\x12\x12\n\ngame_index\x18\x01 \x01(\r\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x17\n\x0f\x64\x65\x63ision_number\x18\x03 \x01(\x04\x12(\n\x04kind\x18\x04 \x01(\x0e\x32\x1a.arboretum.v1.DecisionKind\x12*\n\x05\x63lock\x18\x05 \x01(\x0b\x32\x1b.arboretum.v1.DecisionClock\"\xd0\x02\n\x12WatchMatchResponse\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12(\n\x05match\x18\x02 \x01(\x0b\x32\x17.arboretum.v1.MatchInfoH\x00\x12\x32\n\ngame_start\x18\x03 \x01(\x0b\x32\x1c.arboretum.v1.WatchGameStartH\x00\x12$\n\x05\x65vent\x18\x04 \x01(\x0b\x32\x13.arboretum.v1.EventH\x00\x12\x39\n\x10\x64\x65\x63ision_pending\x18\x05 \x01(\x0b\x32\x1d.arboretum.v1.DecisionPendingH\x00\x12,\n\x08game_end\x18\x06 \x01(\x0b\x32\x18.arboretum.v1.GameResultH\x00\x12+\n\tmatch_end\x18\x07 \x01(\x0b\x32\x16.arboretum.v1.MatchEndH\x00\x42\x06\n\x04kind\"R\n\x10GetReplayRequest\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x12\n\ngame_index\x18\x03 \x01(\r\"z\n\x11GetReplayResponse\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x12\n\ngame_index\x18\x03 \x01(\r\x12\x13\n\x0breplay_json\x18\x04 \x01(\t\x12\x10\n\x08\x63omplete\x18\x05 \x01(\x08\"P\n\x12\x43\x61ncelMatchRequest\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\"W\n\x13\x43\x61ncelMatchResponse\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12&\n\x05match\x18\x02 \x01(\x0b\x32\x17.arboretum.v1.MatchInfo2\xf6\x03\n\x0cMatchService\x12R\n\x0b\x43reateMatch\x12 .arboretum.v1.CreateMatchRequest\x1a!.arboretum.v1.CreateMatchResponse\x12I\n\x08GetMatch\x12\x1d.arboretum.v1.GetMatchRequest\x1a\x1e.arboretum.v1.GetMatchResponse\x12R\n\x0bListMatches\x12 .arboretum.v1.ListMatchesRequest\x1a!.arboretum.v1.ListMatchesResponse\x12Q\n\nWatchMatch\x12\x1f.arboretum.v1.WatchMatchRequest\x1a .arboretum.v1.WatchMatchResponse0\x01\x12L\n\tGetReplay\x12\x1e.arboretum.v1.GetReplayRequest\x1a\x1f.arboretum.v1.GetReplayResponse\x12R\n\x0b\x43\x61ncelMatch\x12 .arboretum.v1.CancelMatchRequest\x1a!.arboretum.v1.CancelMatchResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,41 +34,41 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'arboretum_proto.v1.match_pb
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_MATCHCONFIG']._serialized_start=113
-  _globals['_MATCHCONFIG']._serialized_end=412
-  _globals['_SEATTOKEN']._serialized_start=414
-  _globals['_SEATTOKEN']._serialized_end=468
-  _globals['_SEATCONNECTION']._serialized_start=470
-  _globals['_SEATCONNECTION']._serialized_end=533
-  _globals['_MATCHINFO']._serialized_start=536
-  _globals['_MATCHINFO']._serialized_end=881
-  _globals['_CREATEMATCHREQUEST']._serialized_start=883
-  _globals['_CREATEMATCHREQUEST']._serialized_end=990
-  _globals['_CREATEMATCHRESPONSE']._serialized_start=992
-  _globals['_CREATEMATCHRESPONSE']._serialized_end=1103
-  _globals['_GETMATCHREQUEST']._serialized_start=1105
-  _globals['_GETMATCHREQUEST']._serialized_end=1166
-  _globals['_GETMATCHRESPONSE']._serialized_start=1168
-  _globals['_GETMATCHRESPONSE']._serialized_end=1252
-  _globals['_LISTMATCHESREQUEST']._serialized_start=1255
-  _globals['_LISTMATCHESREQUEST']._serialized_end=1383
-  _globals['_LISTMATCHESRESPONSE']._serialized_start=1385
-  _globals['_LISTMATCHESRESPONSE']._serialized_end=1499
-  _globals['_WATCHMATCHREQUEST']._serialized_start=1501
-  _globals['_WATCHMATCHREQUEST']._serialized_end=1564
-  _globals['_WATCHGAMESTART']._serialized_start=1567
-  _globals['_WATCHGAMESTART']._serialized_end=1723
-  _globals['_DECISIONPENDING']._serialized_start=1726
-  _globals['_DECISIONPENDING']._serialized_end=1888
-  _globals['_WATCHMATCHRESPONSE']._serialized_start=1891
-  _globals['_WATCHMATCHRESPONSE']._serialized_end=2227
-  _globals['_GETREPLAYREQUEST']._serialized_start=2229
-  _globals['_GETREPLAYREQUEST']._serialized_end=2311
-  _globals['_GETREPLAYRESPONSE']._serialized_start=2313
-  _globals['_GETREPLAYRESPONSE']._serialized_end=2435
-  _globals['_CANCELMATCHREQUEST']._serialized_start=2437
-  _globals['_CANCELMATCHREQUEST']._serialized_end=2517
-  _globals['_CANCELMATCHRESPONSE']._serialized_start=2519
-  _globals['_CANCELMATCHRESPONSE']._serialized_end=2606
-  _globals['_MATCHSERVICE']._serialized_start=2609
-  _globals['_MATCHSERVICE']._serialized_end=3111
+  _globals['_MATCHCONFIG']._serialized_end=467
+  _globals['_SEATTOKEN']._serialized_start=469
+  _globals['_SEATTOKEN']._serialized_end=523
+  _globals['_SEATCONNECTION']._serialized_start=525
+  _globals['_SEATCONNECTION']._serialized_end=588
+  _globals['_MATCHINFO']._serialized_start=591
+  _globals['_MATCHINFO']._serialized_end=936
+  _globals['_CREATEMATCHREQUEST']._serialized_start=938
+  _globals['_CREATEMATCHREQUEST']._serialized_end=1045
+  _globals['_CREATEMATCHRESPONSE']._serialized_start=1047
+  _globals['_CREATEMATCHRESPONSE']._serialized_end=1158
+  _globals['_GETMATCHREQUEST']._serialized_start=1160
+  _globals['_GETMATCHREQUEST']._serialized_end=1221
+  _globals['_GETMATCHRESPONSE']._serialized_start=1223
+  _globals['_GETMATCHRESPONSE']._serialized_end=1307
+  _globals['_LISTMATCHESREQUEST']._serialized_start=1310
+  _globals['_LISTMATCHESREQUEST']._serialized_end=1438
+  _globals['_LISTMATCHESRESPONSE']._serialized_start=1440
+  _globals['_LISTMATCHESRESPONSE']._serialized_end=1554
+  _globals['_WATCHMATCHREQUEST']._serialized_start=1556
+  _globals['_WATCHMATCHREQUEST']._serialized_end=1619
+  _globals['_WATCHGAMESTART']._serialized_start=1622
+  _globals['_WATCHGAMESTART']._serialized_end=1778
+  _globals['_DECISIONPENDING']._serialized_start=1781
+  _globals['_DECISIONPENDING']._serialized_end=1943
+  _globals['_WATCHMATCHRESPONSE']._serialized_start=1946
+  _globals['_WATCHMATCHRESPONSE']._serialized_end=2282
+  _globals['_GETREPLAYREQUEST']._serialized_start=2284
+  _globals['_GETREPLAYREQUEST']._serialized_end=2366
+  _globals['_GETREPLAYRESPONSE']._serialized_start=2368
+  _globals['_GETREPLAYRESPONSE']._serialized_end=2490
+  _globals['_CANCELMATCHREQUEST']._serialized_start=2492
+  _globals['_CANCELMATCHREQUEST']._serialized_end=2572
+  _globals['_CANCELMATCHRESPONSE']._serialized_start=2574
+  _globals['_CANCELMATCHRESPONSE']._serialized_end=2661
+  _globals['_MATCHSERVICE']._serialized_start=2664
+  _globals['_MATCHSERVICE']._serialized_end=3166
 # @@protoc_insertion_point(module_scope)

@@ -9,7 +9,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class MatchConfig(_message.Message):
-    __slots__ = ("player_count", "match_seed", "game_count", "species", "time_control", "fault_policy", "seat_names", "start_timeout_ms", "game_seeds")
+    __slots__ = ("player_count", "match_seed", "game_count", "species", "time_control", "fault_policy", "seat_names", "start_timeout_ms", "game_seeds", "seat_time_controls")
     PLAYER_COUNT_FIELD_NUMBER: _ClassVar[int]
     MATCH_SEED_FIELD_NUMBER: _ClassVar[int]
     GAME_COUNT_FIELD_NUMBER: _ClassVar[int]
@@ -19,6 +19,7 @@ class MatchConfig(_message.Message):
     SEAT_NAMES_FIELD_NUMBER: _ClassVar[int]
     START_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     GAME_SEEDS_FIELD_NUMBER: _ClassVar[int]
+    SEAT_TIME_CONTROLS_FIELD_NUMBER: _ClassVar[int]
     player_count: int
     match_seed: int
     game_count: int
@@ -28,7 +29,8 @@ class MatchConfig(_message.Message):
     seat_names: _containers.RepeatedScalarFieldContainer[str]
     start_timeout_ms: int
     game_seeds: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, player_count: _Optional[int] = ..., match_seed: _Optional[int] = ..., game_count: _Optional[int] = ..., species: _Optional[_Iterable[_Union[_common_pb2.Species, str]]] = ..., time_control: _Optional[_Union[_common_pb2.TimeControl, _Mapping]] = ..., fault_policy: _Optional[_Union[_common_pb2.FaultPolicy, _Mapping]] = ..., seat_names: _Optional[_Iterable[str]] = ..., start_timeout_ms: _Optional[int] = ..., game_seeds: _Optional[_Iterable[int]] = ...) -> None: ...
+    seat_time_controls: _containers.RepeatedCompositeFieldContainer[_common_pb2.TimeControl]
+    def __init__(self, player_count: _Optional[int] = ..., match_seed: _Optional[int] = ..., game_count: _Optional[int] = ..., species: _Optional[_Iterable[_Union[_common_pb2.Species, str]]] = ..., time_control: _Optional[_Union[_common_pb2.TimeControl, _Mapping]] = ..., fault_policy: _Optional[_Union[_common_pb2.FaultPolicy, _Mapping]] = ..., seat_names: _Optional[_Iterable[str]] = ..., start_timeout_ms: _Optional[int] = ..., game_seeds: _Optional[_Iterable[int]] = ..., seat_time_controls: _Optional[_Iterable[_Union[_common_pb2.TimeControl, _Mapping]]] = ...) -> None: ...
 
 class SeatToken(_message.Message):
     __slots__ = ("seat", "name", "token")
