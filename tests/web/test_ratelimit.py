@@ -13,7 +13,8 @@ from starlette.testclient import TestClient
 
 from arboretum_web import authorlog, authors, cli
 from arboretum_web.app import WebSettings, create_app
-from arboretum_web.ratelimit import RateLimits
+from arboretum_web.ratelimit import RateLimits, count
+from arboretum_worker.keys import Keys
 
 LIMITS = RateLimits(
     window_s=60, author_reads=5, author_writes=3, anonymous_reads=4, anonymous_writes=2
@@ -117,6 +118,34 @@ def test_limits_off(r: redis.Redis, check: Any) -> None:
             assert resp.status_code == 200 and "RateLimit-Limit" not in resp.headers
 
 
+def test_no_window_edge_lets_a_second_burst_through(r: redis.Redis) -> None:
+    """A fixed window let the limit through just before a window's end and the limit again just
+    after it; the bucket allows the limit at once and then one each window / limit."""
+    edge = 60 * 28_000_000.0  # a minute's edge, as a fixed window of 60 s would count it
+    burst = [count(r, "edge", 3, 60, now=edge - 0.1) for _ in range(3)]
+    assert [v.remaining for v in burst] == [2, 1, 0]
+    assert [v.reset_s for v in burst] == [20, 40, 60]  # until the whole limit is back
+    after = count(r, "edge", 3, 60, now=edge + 0.1)
+    assert not after.allowed and after.remaining == -1
+    assert after.retry_s == 20 and after.reset_s == 60  # 19.8 s and 59.8 s, rounded up
+    assert after.headers()["RateLimit-Remaining"] == "0"
+
+
+def test_the_bucket_refills_at_the_steady_rate(r: redis.Redis) -> None:
+    start = 1_000_000.0
+    assert [count(r, "steady", 3, 60, now=start).remaining for _ in range(3)] == [2, 1, 0]
+    early = count(r, "steady", 3, 60, now=start + 19.9)
+    assert not early.allowed and early.retry_s == 1  # 0.1 s, rounded up
+    on_time = count(r, "steady", 3, 60, now=start + 20)
+    assert on_time.allowed and on_time.remaining == 0 and on_time.reset_s == 60
+    # the refused request was not counted: 40 s later two have drained, one is taken
+    assert count(r, "steady", 3, 60, now=start + 60).remaining == 1
+    # an idle bucket is full again, and its key expires once it would be
+    assert count(r, "idle", 3, 60, now=start).remaining == 2
+    assert count(r, "idle", 3, 60, now=start + 20).remaining == 2
+    assert 0 < r.pttl(Keys.ratelimit("idle")) <= 21_000
+
+
 def test_parse_limits() -> None:
     assert RateLimits.parse("author_writes=10, window_s=30") == RateLimits(
         author_writes=10, window_s=30
@@ -171,7 +200,6 @@ def test_the_count_works_on_the_redis_the_demo_starts(tmp_path: Any) -> None:
     use what only Redis 7 has (``EXPIRE ... NX`` failed there, and every request passed)."""
     import subprocess
 
-    from arboretum_web.ratelimit import count
     from arboretum_worker.demo import find_redis_server
     from redis_server import _free_port, stop_redis_server, wait_for_redis
 

@@ -9,14 +9,17 @@ line of its own. It counts
 - every state-changing request (not ``GET``/``HEAD``/``OPTIONS``) and every ``/api/`` request
   without a valid token, in a bucket per client address.
 
-Each bucket has two limits per window: reads (``GET``, ``HEAD``) and writes (the rest). A
-fixed window: one ``INCR`` and one ``EXPIREAT`` (the window's end and a second; the same time
-at every request, so no ``NX`` is needed, which Redis 6.2 lacks) in a pipeline on
-``Keys.ratelimit(bucket, window)``. Past the limit the answer is ``429`` with ``Retry-After``
-(seconds to the window's end). Every counted response carries the rate-limit fields of the IETF
-draft *RateLimit header fields for HTTP* (draft-ietf-httpapi-ratelimit-headers-07, the separate
-fields): ``RateLimit-Limit``, ``RateLimit-Remaining``, ``RateLimit-Reset`` (seconds) and
-``RateLimit-Policy`` (``LIMIT;w=WINDOW``).
+Each bucket has two limits per window: reads (``GET``, ``HEAD``) and writes (the rest). The
+count is the generic cell rate algorithm (GCRA, the leaky bucket as a meter): a bucket allows
+``limit`` requests at once and then one every ``window_s / limit`` seconds, so no window's edge
+lets twice the limit through in a moment, as a fixed window does. One Lua script keeps the
+bucket's *theoretical arrival time* on ``Keys.ratelimit(bucket)`` (a string that expires when the
+bucket is full again; Redis 6.2 is enough). Past the limit the answer is ``429`` with
+``Retry-After`` (seconds until the next request is allowed). Every counted response carries the
+rate-limit fields of the IETF draft *RateLimit header fields for HTTP*
+(draft-ietf-httpapi-ratelimit-headers-07, the separate fields): ``RateLimit-Limit``,
+``RateLimit-Remaining`` (requests allowed now), ``RateLimit-Reset`` (seconds until the whole
+limit is allowed again) and ``RateLimit-Policy`` (``LIMIT;w=WINDOW``).
 
 A casual game's own moves (``POST /play/{id}/decision`` and ``/resign``) are neither counted nor
 logged: a game is bounded by itself, and starting games is what the casual limits count
@@ -107,10 +110,14 @@ class RateLimits:
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
+    """One request's count: ``remaining`` requests allowed now (below 0: this one is refused),
+    ``reset_s`` until the whole limit is allowed again, ``retry_s`` until the next one is."""
+
     limit: int
     remaining: int
     reset_s: int
     window_s: int
+    retry_s: int = 0
 
     @property
     def allowed(self) -> bool:
@@ -125,19 +132,45 @@ class Verdict:
         }
 
 
+# KEYS[1]: the bucket's theoretical arrival time (TAT), in seconds. ARGV: now, the interval
+# between two requests at the steady rate (window / limit) and the window, in seconds. A request
+# is allowed when the bucket's debt after it (TAT - now) stays within the window. Returns
+# {allowed, the debt (after the request when allowed, before it when refused)} as strings.
+_GCRA = """
+local now, interval, window = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local tat = tonumber(redis.call('GET', KEYS[1]) or ARGV[1])
+if tat < now then tat = now end
+local debt = tat + interval - now
+if debt > window then
+    return {0, string.format('%.6f', tat - now)}
+end
+redis.call('SET', KEYS[1], string.format('%.6f', tat + interval),
+           'PX', math.ceil(debt * 1000) + 1000)
+return {1, string.format('%.6f', debt)}
+"""
+
+
 def count(
     r: redis.Redis, bucket: str, limit: int, window_s: int, now: float | None = None
 ) -> Verdict:
-    """Count one request in ``bucket``'s current window; ``remaining`` below 0: refused."""
+    """Count one request in ``bucket`` (GCRA: ``limit`` at once, then ``limit`` a window);
+    ``remaining`` below 0: refused, and not counted."""
     now = time.time() if now is None else now
-    window = int(now // window_s)
-    key = Keys.ratelimit(bucket, window)
-    pipe = r.pipeline(transaction=False)
-    pipe.incr(key)
-    pipe.expireat(key, (window + 1) * window_s + 1)
-    used = int(pipe.execute()[0])
-    reset = max(1, math.ceil((window + 1) * window_s - now))
-    return Verdict(limit=limit, remaining=limit - used, reset_s=reset, window_s=window_s)
+    interval = window_s / limit
+    allowed, debt_text = r.register_script(_GCRA)(
+        keys=[Keys.ratelimit(bucket)], args=[repr(now), repr(interval), window_s]
+    )
+    debt = float(debt_text)
+    if not allowed:
+        retry = debt + interval - window_s  # until one interval of the debt has drained
+        return Verdict(limit, -1, _seconds(debt), window_s, retry_s=_seconds(retry))
+    remaining = int((window_s - debt) / interval + 1e-9)
+    return Verdict(limit, remaining, _seconds(debt), window_s)
+
+
+def _seconds(span: float) -> int:
+    """A span as the whole seconds a header gives: rounded up, at least 1."""
+    return max(1, math.ceil(span - 1e-9))
 
 
 def _address(scope: Scope) -> str:
@@ -160,7 +193,7 @@ def _action(scope: Scope) -> str:
 
 
 def _refusal(scope: Scope, verdict: Verdict) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-    wait = verdict.reset_s
+    wait = verdict.retry_s
     message = (
         f"too many requests: the limit is {verdict.limit} per {verdict.window_s} s; "
         f"retry in {wait} s"

@@ -101,8 +101,8 @@ Layout (``{x}`` is an id; names and ids never contain ``:``)::
                                                expiring
     arena:author:{name}:audit           stream what the author did (web authorlog.py), capped
     arena:audit-log                     stream what every author did, capped
-    arena:ratelimit:{bucket}:{window}   string requests of a rate-limit bucket in one window,
-                                               expiring (web ratelimit.py)
+    arena:ratelimit:{bucket}            string a rate-limit bucket's theoretical arrival time
+                                               (GCRA), expiring when it is full (web ratelimit.py)
     arena:main-board                    string the league the site's front page shows
     arena:analysis:{match}:{game}       hash   a stored game's analysis: status, error, document
                                                (analysis_jobs.py)
@@ -369,9 +369,9 @@ class Keys:
         return cls.author(name) + ":audit"
 
     @classmethod
-    def ratelimit(cls, bucket: str, window: int | str) -> str:
-        """A rate-limit bucket's count in one window (the window's number)."""
-        return cls.key_for(cls.key_for(cls.RATELIMIT, bucket) + ":", str(window))
+    def ratelimit(cls, bucket: str) -> str:
+        """A rate-limit bucket's theoretical arrival time (web ratelimit.py)."""
+        return cls.key_for(cls.RATELIMIT, bucket)
 
     @classmethod
     def fair_unit(cls, unit_id: str) -> str:
