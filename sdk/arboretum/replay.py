@@ -263,11 +263,14 @@ def result_to_json(result: GameResult) -> dict[str, Any]:
 
 
 def load_replay(path: Path) -> dict[str, Any]:
-    """Read a replay file; raises :class:`ReplayError` if it is not a replay document."""
+    """Read a replay file; raises :class:`ReplayError` if it is not a replay document (its
+    message says what is wrong with the file, and leaves naming the file to the caller)."""
     try:
         doc = json.loads(Path(path).read_text())
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReplayError(f"cannot read {path}: {exc}") from None
+    except OSError as exc:
+        raise ReplayError(f"cannot read the file: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ReplayError(f"not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     except json.JSONDecodeError as exc:
         raise ReplayError(f"not JSON: {exc}") from None
     if not isinstance(doc, dict):

@@ -7,9 +7,41 @@ number is a one-line usage error (exit 2), never a traceback.
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable
 
-__all__ = ["int_range", "non_negative", "players", "port", "positive", "seed"]
+__all__ = [
+    "NAME_RULE",
+    "bot_name",
+    "int_range",
+    "name_problem",
+    "non_negative",
+    "players",
+    "port",
+    "positive",
+    "seed",
+]
+
+NAME_RULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+"""What a bot's or a league's name may be (the league stores names by it)."""
+
+
+def name_problem(kind: str, name: object) -> str | None:
+    """Why ``name`` is not a valid ``kind`` name (``bot``, ``league``), or None."""
+    if isinstance(name, str) and NAME_RULE.fullmatch(name):
+        return None
+    return (
+        f"invalid {kind} name {name!r}: use 1-64 letters, digits, '_', '.' or '-', "
+        "starting with a letter or digit"
+    )
+
+
+def bot_name(text: str) -> str:
+    """A bot's name (:data:`NAME_RULE`)."""
+    problem = name_problem("bot", text)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return text
 
 
 def _integer(text: str, what: str = "an integer") -> int:

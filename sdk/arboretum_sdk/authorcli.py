@@ -30,6 +30,7 @@ __all__ = [
     "bot_versions",
     "client_of",
     "fetch_match",
+    "leaderboard",
     "league_join",
     "league_leave",
     "match_list",
@@ -96,16 +97,6 @@ def web_call(fn: Callable[[], Any]) -> Any:
         raise UserError(str(exc)) from None
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> str:
-    widths = [
-        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
-    ]
-    lines = [headers, ["-" * w for w in widths], *rows]
-    return "\n".join(
-        "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in lines
-    )
-
-
 def _when(stamp: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(stamp)) if stamp else "-"
 
@@ -125,7 +116,7 @@ def bot_list(args: argparse.Namespace) -> int:
         [b["name"], str(b["versions"]), (b["latest"] or "-")[:12], _when(b["created"])]
         for b in bots
     ]
-    print(_table(["bot", "versions", "latest", "created (UTC)"], rows))
+    print(clitools.table(["bot", "versions", "latest", "created (UTC)"], rows))
     return 0
 
 
@@ -143,7 +134,7 @@ def bot_versions(args: argparse.Namespace) -> int:
         ]
         for v in data["versions"]
     ]
-    print(_table(["#", "version", "submitted (UTC)", "files", "bytes", "id"], rows))
+    print(clitools.table(["#", "version", "submitted (UTC)", "files", "bytes", "id"], rows))
     return 0
 
 
@@ -165,7 +156,7 @@ def match_list(args: argparse.Namespace) -> int:
     print(plural(data["total"], "match", "matches"))
     rows = [[m["id"], m["league"], m["status"], _seats(m)] for m in data["matches"]]
     if rows:
-        print(_table(["match", "league", "status", "seats (seat 0 first)"], rows))
+        print(clitools.table(["match", "league", "status", "seats (seat 0 first)"], rows))
     return 0
 
 
@@ -226,6 +217,25 @@ def match_replay(args: argparse.Namespace) -> int:
         sys.stdout.write(data.decode("utf-8", "replace"))
         if not data.endswith(b"\n"):
             sys.stdout.write("\n")
+    return 0
+
+
+# --------------------------------------------------------------------------- leaderboard
+
+
+def leaderboard(args: argparse.Namespace) -> int:
+    """``arena leaderboard`` through the web server (``GET /leaderboard``): the same board."""
+    client = client_of(args, token_required=False)
+    params = {"league": args.league, "all_versions": 1 if args.all_versions else None}
+    data = web_call(lambda: client.get("/leaderboard", **params))
+    if data["league"] is None:
+        raise UserError(f"no leagues yet on {client.base}")
+    print(clitools.leaderboard_title(data["league"], args.all_versions))
+    if not data["rows"]:
+        print("no results yet")
+        return 0
+    rows = [clitools.leaderboard_cells(row, args.all_versions) for row in data["rows"]]
+    print(clitools.table(clitools.LEADERBOARD_HEADERS, rows, clitools.LEADERBOARD_RIGHT))
     return 0
 
 
@@ -366,7 +376,7 @@ def _print_challenge(c: dict[str, Any]) -> None:
         ]
         for row in c["standings"]
     ]
-    print(_table(["bot", "games", "wins", "points", "mean rank"], rows))
+    print(clitools.table(["bot", "games", "wins", "points", "mean rank"], rows))
     for m in c.get("matches", []):
         seats = " vs ".join(names.get(v, v[:12]) for v in m["seats"])
         print(f"  match {m['index']}: {m['status']:<9} {seats}  (replays: {m['id']})")

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import argtypes
 from .clitools import UsageError, fail
 
 if TYPE_CHECKING:
@@ -114,7 +115,13 @@ def register(bot_subparsers: Any) -> None:
         help="a .py file or a folder with bot.py or arena.toml; without --server also a "
         "built-in bot's name",
     )
-    p.add_argument("--name", required=True, help="the bot's name")
+    p.add_argument(
+        "--name",
+        required=True,
+        type=argtypes.bot_name,
+        help="the bot's name: 1-64 letters, digits, '_', '.' or '-', starting with a letter or "
+        "digit",
+    )
     p.add_argument(
         "--server",
         metavar="URL",

@@ -293,7 +293,7 @@ def _register_missing(
     words = path.split()
     target = groups[words[0]] if len(words) > 1 else sub
     name = words[-1]
-    why = f"the {missing!r} module is missing" if missing else f"{dist} is not installed"
+    why = f"the {missing!r} module is missing" if missing else "it is not installed"
     p = target.add_parser(
         name, help=f"{help_text} (needs {dist})", add_help=False, accept_extras=True
     )

@@ -29,6 +29,8 @@ from .info import DEFAULT_BANK_MS, DEFAULT_FAULTS_TO_FORFEIT, DEFAULT_PER_DECISI
 __all__ = [
     "EXIT_FAILURE",
     "EXIT_USAGE",
+    "LEADERBOARD_HEADERS",
+    "LEADERBOARD_RIGHT",
     "PREFIX",
     "ArenaParser",
     "UsageError",
@@ -38,10 +40,13 @@ __all__ = [
     "add_seed",
     "add_time_control",
     "fail",
+    "leaderboard_cells",
+    "leaderboard_title",
     "output_dir",
     "output_file",
     "plural",
     "say_error",
+    "table",
 ]
 
 PREFIX = "arena: "
@@ -194,3 +199,64 @@ def output_file(path: Path, what: str = "the output") -> Path:
         raise UserError(f"cannot write {what} to {path}: it is a folder")
     output_dir(path.parent if str(path.parent) else Path("."), what)
     return path
+
+
+def table(headers: list[str], rows: list[list[str]], right: set[int] | None = None) -> str:
+    """A plain-text table: the headers, a rule, the rows; the columns of ``right`` (indexes)
+    right-aligned, the others left-aligned."""
+    right = right or set()
+    widths = [len(h) for h in headers]
+    for row in rows:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], len(cell))
+
+    def line(cells: list[str]) -> str:
+        out = []
+        for i, cell in enumerate(cells):
+            out.append(cell.rjust(widths[i]) if i in right else cell.ljust(widths[i]))
+        return "  ".join(out).rstrip()
+
+    sep = "  ".join("-" * w for w in widths)
+    return "\n".join([line(headers), sep, *(line(row) for row in rows)])
+
+
+LEADERBOARD_HEADERS = [
+    "#", "bot", "version", "fitted", "± 95%", "lower end", "live", "elo", "games", "wins",
+    "win share", "mean rank",
+]  # fmt: skip
+"""The columns of ``arena leaderboard``; every one but bot and version is right-aligned."""
+LEADERBOARD_RIGHT = {0, 3, 4, 5, 6, 7, 8, 9, 10, 11}
+
+
+def leaderboard_title(league: str, all_versions: bool) -> str:
+    shown = (
+        "every version, * = the bot's row"
+        if all_versions
+        else "each bot by its best established version"
+    )
+    return (
+        f"leaderboard of league {league} (fitted rating, ranked by the lower end of its 95% "
+        f"interval; ? = provisional; {shown})"
+    )
+
+
+def leaderboard_cells(row: dict[str, Any], all_versions: bool) -> list[str]:
+    """One row of ``arena leaderboard``, from a row of the web API's leaderboard (``arena
+    leaderboard`` through a server; the league's own command gives its board's rows in the same
+    fields)."""
+    fitted = row["fitted_rating"]
+    mean_rank = row["mean_rank"]
+    return [
+        str(row["rank"]),
+        row["bot"],
+        row["version"][:12] + ("*" if all_versions and row["counted"] else ""),
+        "-" if fitted is None else f"{fitted:.0f}{'?' if row['provisional'] else ''}",
+        "-" if fitted is None else f"± {(row['fitted_high'] - row['fitted_low']) / 2:.0f}",
+        f"{row['conservative']:.0f}",
+        f"{row['live_rating']:.0f}",
+        f"{row['elo']:.1f}",
+        str(row["games"]),
+        str(row["wins"]),
+        f"{row['win_share']:.1f}",
+        "-" if mean_rank is None else f"{mean_rank:.2f}",
+    ]

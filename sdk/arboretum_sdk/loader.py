@@ -39,7 +39,14 @@ from types import ModuleType
 from .bot import Bot
 from .errors import BotLoadError
 
-__all__ = ["builtin_bots", "check_bot_class", "find_bot_class", "load_bot", "load_bot_class"]
+__all__ = [
+    "builtin_bots",
+    "check_bot_class",
+    "find_bot_class",
+    "load_bot",
+    "load_bot_class",
+    "not_found",
+]
 
 
 def builtin_bots() -> dict[str, str]:
@@ -47,6 +54,20 @@ def builtin_bots() -> dict[str, str]:
     from .bots import BUILTIN_BOTS
 
     return {name: desc for name, (_, _, desc) in BUILTIN_BOTS.items()}
+
+
+def not_found(spec: str) -> str:
+    """Why ``spec`` names no bot, when it is neither a path that exists nor a built-in bot's
+    name: the built-ins, and the ``.py`` file it may have meant."""
+    from .bots import BUILTIN_BOTS
+
+    path = Path(spec)
+    near = path.with_name(path.name + ".py") if path.name else None
+    hint = f"; did you mean {near}?" if near and path.suffix != ".py" and near.is_file() else ""
+    return (
+        "no such file or folder, and not a built-in bot "
+        f"(built-ins: {', '.join(BUILTIN_BOTS)}){hint}"
+    )
 
 
 def load_bot(spec: str) -> Bot:
@@ -102,10 +123,7 @@ def load_bot_class(spec: str) -> type[Bot]:
         return cls
     path = Path(spec)
     if not path.exists():
-        names = ", ".join(BUILTIN_BOTS)
-        raise BotLoadError(
-            f"{spec}: no such file or folder, and not a built-in bot (built-ins: {names})"
-        )
+        raise BotLoadError(f"{spec}: {not_found(spec)}")
     if path.is_dir():
         module = _import_folder(path)
     elif path.suffix == ".py":

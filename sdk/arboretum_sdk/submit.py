@@ -23,6 +23,9 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from .argtypes import name_problem
+from .webclient import refusal
+
 __all__ = ["SubmitError", "Submitted", "submit_bot"]
 
 _SKIP_DIRS = {"__pycache__", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache", ".venv"}
@@ -63,6 +66,7 @@ def _pack(path: Path) -> tuple[str, bytes]:
             )
         raise SubmitError(f"no such file or folder: {path}")
     buf = io.BytesIO()
+    packed = 0
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
         for root, dirs, names in os.walk(path):
             dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
@@ -71,6 +75,9 @@ def _pack(path: Path) -> tuple[str, bytes]:
                 if name.endswith((".pyc", ".pyo")) or full.is_symlink() or not full.is_file():
                     continue
                 tar.add(full, arcname=full.relative_to(path).as_posix(), recursive=False)
+                packed += 1
+    if not packed:
+        raise SubmitError(f"{path}: the folder holds no files to submit (a folder bot has bot.py)")
     return f"{path.name or 'bot'}.tar.gz", buf.getvalue()
 
 
@@ -80,7 +87,13 @@ def submit_bot(
     """Upload the bot at ``path`` (a ``.py`` file or a folder with ``bot.py``) as a new version
     of bot ``name``. Raises :class:`SubmitError` with the server's message when refused
     (401 bad token, 403 another author's bot, 400 invalid or failing the import check, 409 same
-    files as another bot, 413 too large)."""
+    files as another bot, 413 too large); before sending anything, for a server that is not an
+    http(s) URL, a name the league would refuse, or nothing to send."""
+    if not server.startswith(("http://", "https://")):
+        raise SubmitError(f"the server is a URL starting http:// or https://, not {server!r}")
+    problem = name_problem("bot", name)
+    if problem:
+        raise SubmitError(problem)
     filename, data = _pack(Path(path))
     base = server.rstrip("/")
     query = urllib.parse.urlencode({"filename": filename})
@@ -99,11 +112,7 @@ def submit_bot(
         with urllib.request.urlopen(request, timeout=timeout) as response:
             body = json.loads(response.read())
     except urllib.error.HTTPError as exc:
-        try:
-            message = json.loads(exc.read())["error"]["message"]
-        except (ValueError, KeyError, TypeError):
-            message = exc.reason
-        raise SubmitError(f"HTTP {exc.code}: {message}", exc.code) from None
+        raise SubmitError(f"HTTP {exc.code}: {refusal(exc, 'POST', base)}", exc.code) from None
     except (urllib.error.URLError, OSError) as exc:
         raise SubmitError(f"cannot reach {base}: {exc}") from None
     return Submitted(

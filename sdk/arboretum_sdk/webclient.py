@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 # first call: every ``arena bot run`` builds the parser of ``arena bot list --server``, which
 # imports this module, and a bot never calls the web API.
 
-__all__ = ["AUTHOR_TOKEN_ENV", "SERVER_ENV", "WebClient", "WebError", "read_token"]
+__all__ = ["AUTHOR_TOKEN_ENV", "SERVER_ENV", "WebClient", "WebError", "read_token", "refusal"]
 
 SERVER_ENV = "ARENA_SERVER"
 """The league's web server, when no ``--server`` is given."""
@@ -55,11 +55,18 @@ def read_token(token: str | None, token_file: Path | None) -> str | None:
     return token or os.environ.get(AUTHOR_TOKEN_ENV) or None
 
 
-def _message(exc: urllib.error.HTTPError) -> str:
+def refusal(exc: urllib.error.HTTPError, method: str, base: str) -> str:
+    """What the server said of a refused request: the arena's own message; or, when the answer
+    says no more than its status (not the arena's JSON, or a path it has no route for, most
+    likely a wrong address), the status with the URL asked."""
     try:
-        return str(json.loads(exc.read())["error"]["message"])
+        message = str(json.loads(exc.read())["error"]["message"])
     except (ValueError, KeyError, TypeError, OSError):
-        return str(exc.reason)
+        message = str(exc.reason)
+    if message != str(exc.reason):
+        return message
+    where = (exc.url or "").partition("?")[0]
+    return f"{message} ({method} {where}: is {base} the arena's address?)"
 
 
 class WebClient:
@@ -106,7 +113,7 @@ class WebClient:
         except urllib.error.HTTPError as exc:
             retry = exc.headers.get("Retry-After") if exc.headers else None
             seconds = int(retry) if retry and retry.isdigit() else None
-            message = _message(exc)
+            message = refusal(exc, method, self.base)
             if seconds is not None:
                 message += f" (retry after {seconds} s)"
             raise WebError(f"HTTP {exc.code}: {message}", exc.code, seconds) from None

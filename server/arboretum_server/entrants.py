@@ -32,7 +32,7 @@ def resolve_entrants(specs: Sequence[str]) -> list[Entrant]:
         )
     try:
         from arboretum_sdk.errors import BotLoadError
-        from arboretum_sdk.loader import builtin_bots, load_bot
+        from arboretum_sdk.loader import builtin_bots, load_bot, not_found
         from arboretum_sdk.stdio.manifest import COMMAND_PREFIX, command_name, split_command
     except ImportError as exc:
         raise PlayError(f"the bot SDK cannot load bots here: {exc}") from None
@@ -58,10 +58,7 @@ def resolve_entrants(specs: Sequence[str]) -> list[Entrant]:
             continue
         path = Path(spec)
         if not path.exists():
-            raise PlayError(
-                f"cannot load bot {spec!r}: no such file or folder, and not a built-in bot "
-                f"(built-ins: {', '.join(builtins)})"
-            )
+            raise PlayError(f"cannot load bot {spec!r}: {not_found(spec)}")
         path = path.resolve()
         resolved.append(str(path))
         names.append(path.stem if path.is_file() else path.name)

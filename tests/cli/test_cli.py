@@ -197,3 +197,14 @@ def test_replay_show_names_a_missing_field(tmp_path: Path) -> None:
     done = arena("replay", "show", path)
     assert done.returncode == 1
     assert done.stderr == f"arena: {path}: cannot show this replay: a field 'steps' is missing\n"
+
+
+def test_a_missing_replay_or_bot_file_is_named_once_with_a_hint(tmp_path: Path) -> None:
+    missing = tmp_path / "nosuch.json"
+    done = arena("replay", "show", missing)
+    assert done.returncode == 1
+    assert done.stderr == f"arena: {missing}: cannot read the file: No such file or directory\n"
+    (tmp_path / "mybot.py").write_text("from arboretum_sdk.bots.random_bot import RandomBot\n")
+    done = arena("play", "mybot", "random", "--games", "1", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith("; did you mean mybot.py?"), done.stderr

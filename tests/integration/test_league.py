@@ -102,7 +102,9 @@ def test_small_league_runs_to_completion_with_two_workers(arena: Arena, tmp_path
     verify_replay(load_replay(target))
 
     fit = arena.run("ratings", "--league", "small").stdout
-    assert "Plackett-Luce fit of 6 results" in fit and "95% interval" in fit
+    assert (
+        "Plackett-Luce fit of the results of 6 matches (6 games)" in fit and "95% interval" in fit
+    )
     assert "head to head" in fit
 
 

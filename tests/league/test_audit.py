@@ -12,6 +12,7 @@ from arboretum_sdk.cli import main
 from arboretum_worker import ratings, registry, store
 from arboretum_worker.audit import exclusions
 from arboretum_worker.audit.stats import audit, without_pairs
+from arboretum_worker.cliargs import redis_address
 from arboretum_worker.fit import FitError, fit_from_games, games_of
 
 BOTS = ("ash", "beech", "cedar", "dogwood", "elm", "fir")
@@ -125,7 +126,7 @@ def test_leaving_a_pair_out_changes_the_fit_and_is_recorded_and_shown(
     assert before[ash] - after[ash] > 100  # the bought rating is gone
     assert _arena(redis_url, "ratings", "--league", "bought") == 0
     text = capsys.readouterr().out
-    assert "Plackett-Luce fit of 84 results" in text  # 90 less the pair's 6 matches
+    assert "Plackett-Luce fit of the results of 84 matches" in text  # 90 less the pair's 6
     ash_row = next(line for line in text.splitlines() if line.split()[1:2] == [f"ash@{ash[:8]}"])
     assert ash_row.split()[2] == f"{after[ash]:.1f}"
     assert f"note: the games of {pair} are left out of the fit (by kim," in text
@@ -136,7 +137,7 @@ def test_leaving_a_pair_out_changes_the_fit_and_is_recorded_and_shown(
     assert "count in the fit again" in capsys.readouterr().out
     assert exclusions.excluded(r, "bought") == []
     assert _arena(redis_url, "ratings", "--league", "bought") == 0
-    assert "Plackett-Luce fit of 90 results" in capsys.readouterr().out
+    assert "Plackett-Luce fit of the results of 90 matches" in capsys.readouterr().out
 
 
 def without_pairs_results(
@@ -149,8 +150,9 @@ def test_bad_input_gets_one_clear_line(
     r: redis.Redis, redis_url: str, versions: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert _arena(redis_url, "league", "audit", "nope") == 1
-    assert (
-        capsys.readouterr().err == "arena: no league named 'nope' (arena league list shows them)\n"
+    assert capsys.readouterr().err == (
+        f"arena: no league named 'nope' in the Redis at {redis_address(r)} "
+        "(arena league list shows them)\n"
     )
     assert _arena(redis_url, "league", "create", "empty", "--bots", *BOTS[:2]) == 0
     capsys.readouterr()

@@ -10,6 +10,7 @@ import redis
 
 from arboretum_sdk.cli import main
 from arboretum_worker import board, fit, league, ratings, registry, store
+from arboretum_worker.cliargs import redis_address
 
 
 def _arena(url: str, *args: str) -> int:
@@ -33,9 +34,17 @@ def test_bad_leagues_are_refused_clearly(
         _arena(redis_url, "league", "create", "x", "--bots", *bots, "--games-per-pairing", "0")
     assert exc.value.code == 2
     assert "--games-per-pairing" in capsys.readouterr().err
-    for command in ("ratings", "leaderboard"):
-        assert _arena(redis_url, command, "--league", "nope") == 1
-        assert "arena: no league named 'nope'" in capsys.readouterr().err
+    where = redis_address(redis.Redis.from_url(redis_url))
+    for command in (
+        ("ratings", "--league", "nope"),
+        ("leaderboard", "--league", "nope"),
+        *(("league", action, "nope") for action in ("run", "status", "cancel", "retry", "audit")),
+    ):
+        assert _arena(redis_url, *command) == 1, command
+        assert capsys.readouterr().err == (
+            f"arena: no league named 'nope' in the Redis at {where} "
+            "(arena league list shows them)\n"
+        ), command
     assert _arena(redis_url, "league", "create", "empty", "--bots", *bots[:2]) == 0
     capsys.readouterr()
     assert _arena(redis_url, "ratings", "--league", "empty") == 0

@@ -8,10 +8,9 @@ import time
 from typing import Any
 
 from arboretum_sdk.authorcli import add_server_options, remote
-from arboretum_sdk.clitools import fail, plural
+from arboretum_sdk.clitools import fail, plural, table
 
 from .cliargs import redis_of, settings_of
-from .report import table
 
 __all__ = ["register"]
 

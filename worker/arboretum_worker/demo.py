@@ -321,10 +321,12 @@ def _play_league(args: argparse.Namespace, names: list[str], url: str, stack: _S
     """Submit the bots, play the league to its end, print the board; the league's exit status."""
     import redis
 
+    from arboretum_sdk.clitools import LEADERBOARD_HEADERS, LEADERBOARD_RIGHT, table
+
     from . import registry, store
     from .bots import builtin_bot_files, sandbox_check
     from .league import create_league, run_league
-    from .report import LEADERBOARD_HEADERS, LEADERBOARD_RIGHT, follow, leaderboard_rows, table
+    from .report import follow, leaderboard_rows
     from .settings import WorkerSettings
 
     seed = args.seed if args.seed is not None else secrets.randbits(64)

@@ -133,9 +133,10 @@ import re
 from enum import StrEnum
 from typing import ClassVar
 
+from arboretum_sdk.argtypes import name_problem
+
 __all__ = ["Keys", "LeagueStatus", "MatchStatus", "StoreError", "validate_name"]
 
-_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _BAD_ID = re.compile(r"[:\s]")
 """What an id may not hold: a colon, or a character that ``str.isspace`` calls space."""
 
@@ -145,12 +146,11 @@ class StoreError(ValueError):
 
 
 def validate_name(kind: str, name: str) -> str:
-    """Bot and league names: 1-64 of ``A-Z a-z 0-9 _ . -``, starting with a letter or digit."""
-    if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
-        raise StoreError(
-            f"invalid {kind} name {name!r}: use 1-64 letters, digits, '_', '.' or '-', "
-            "starting with a letter or digit"
-        )
+    """Bot and league names: 1-64 of ``A-Z a-z 0-9 _ . -``, starting with a letter or digit (the
+    SDK's rule, which ``arena bot submit`` checks before it sends anything)."""
+    problem = name_problem(kind, name)
+    if problem:
+        raise StoreError(problem)
     return name
 
 

@@ -6,20 +6,19 @@ from __future__ import annotations
 import argparse
 from typing import Any, get_args
 
-from arboretum_sdk import clitools
+from arboretum_sdk import authorcli, clitools
 from arboretum_sdk.bot import Compute
-from arboretum_sdk.clitools import fail, plural
-
-from .cliargs import league_name, redis_of, settings_of
-from .report import (
+from arboretum_sdk.clitools import (
     LEADERBOARD_HEADERS,
     LEADERBOARD_RIGHT,
-    follow,
-    leaderboard_rows,
-    print_progress,
+    fail,
+    leaderboard_title,
+    plural,
     table,
-    version_label,
 )
+
+from .cliargs import known_league, league_name, redis_of, settings_of
+from .report import follow, leaderboard_rows, print_progress, version_label
 from .settings import (
     add_deals_per_series,
     add_games_per_pairing,
@@ -160,6 +159,7 @@ def _add_leaderboard(subparsers: Any, common: argparse.ArgumentParser) -> None:
         action="store_true",
         help="every version that played (default: each bot's row)",
     )
+    authorcli.add_server_options(p, "the same board; without --league, the site's main board")
     p.set_defaults(handler=cmd_leaderboard)
 
 
@@ -234,6 +234,7 @@ def cmd_league_run(args: argparse.Namespace) -> int:
 
     settings = settings_of(args)
     r = redis_of(args)
+    known_league(r, args.name)  # an unknown name: one line naming the Redis read
     try:
         count = run_league(r, args.name, settings)
     except LeagueError as exc:
@@ -253,6 +254,7 @@ def cmd_league_status(args: argparse.Namespace) -> int:
     from .league import LeagueError, league_progress
 
     r = redis_of(args)
+    known_league(r, args.name)  # an unknown name: one line naming the Redis read
     try:
         progress = league_progress(r, args.name)
         if progress.league.settings.ladder is not None:
@@ -274,6 +276,7 @@ def cmd_league_cancel(args: argparse.Namespace) -> int:
     from .league import LeagueError, cancel_league
 
     r = redis_of(args)
+    known_league(r, args.name)  # an unknown name: one line naming the Redis read
     try:
         count = cancel_league(r, args.name, settings_of(args))
     except LeagueError as exc:
@@ -289,6 +292,7 @@ def cmd_league_retry(args: argparse.Namespace) -> int:
     from .league import LeagueError, retry_league
 
     r = redis_of(args)
+    known_league(r, args.name)  # an unknown name: one line naming the Redis read
     try:
         again = retry_league(r, args.name, settings_of(args))
     except LeagueError as exc:
@@ -325,20 +329,14 @@ def cmd_league_list(args: argparse.Namespace) -> int:
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
+    if authorcli.remote(args):
+        return authorcli.leaderboard(args)
     r = redis_of(args)
     name = league_name(r, args.league)
     if name is None:
         return fail("no leagues yet (arena league create)")
     rows = leaderboard_rows(r, name, all_versions=args.all_versions)
-    shown = (
-        "every version, * = the bot's row"
-        if args.all_versions
-        else "each bot by its best established version"
-    )
-    print(
-        f"leaderboard of league {name} (fitted rating, ranked by the lower end of its 95% "
-        f"interval; ? = provisional; {shown})"
-    )
+    print(leaderboard_title(name, args.all_versions))
     if not rows:
         print("no results yet")
         return 0

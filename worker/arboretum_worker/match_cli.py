@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from arboretum_sdk import argtypes, clitools
 from arboretum_sdk.authorcli import add_server_options, remote
-from arboretum_sdk.clitools import EXIT_USAGE, fail, plural
+from arboretum_sdk.clitools import EXIT_USAGE, fail, plural, table
 
 from .cliargs import league_name, redis_of, settings_of
 from .output_cli import add_step_options, print_step
-from .report import table, version_label
+from .report import version_label
 
 if TYPE_CHECKING:
     import redis

@@ -55,13 +55,15 @@ def prior_note(unbounded: Unbounded, label: Callable[[str], str], prior: float =
 def format_fit(league: str, results: Sequence[MatchResult], *, label: Callable[[str], str]) -> str:
     """The fitted ratings, best first, a note on what the prior decides (if anything), then the
     head-to-head table (row against column)."""
-    fitted_all = fit(Rankings().extend(games_of(results)))
+    games = games_of(results)
+    fitted_all = fit(Rankings().extend(games))
     fitted = fitted_all.ratings()
     order = [row.version for row in fitted]
     names = {vid: label(vid) for vid in order}
     width = max(len("bot"), *(len(n) for n in names.values()))
     lines = [
-        f"ratings of league {league}: Plackett-Luce fit of {plural(len(results), 'result')}",
+        f"ratings of league {league}: Plackett-Luce fit of the results of "
+        f"{plural(len(results), 'match', 'matches')} ({plural(len(games), 'game')})",
         f"{'#':>2}  {'bot':<{width}}  {'rating':>7}  {'95% interval':>18}  {'games':>5}",
     ]
     for rank, row in enumerate(fitted, 1):

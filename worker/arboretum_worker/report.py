@@ -8,37 +8,12 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from arboretum_sdk.clitools import fail
+from arboretum_sdk.clitools import fail, leaderboard_cells
 
 if TYPE_CHECKING:
     import redis
 
-__all__ = [
-    "LEADERBOARD_HEADERS",
-    "LEADERBOARD_RIGHT",
-    "follow",
-    "leaderboard_rows",
-    "print_progress",
-    "table",
-    "version_label",
-]
-
-
-def table(headers: list[str], rows: list[list[str]], right: set[int] | None = None) -> str:
-    right = right or set()
-    widths = [len(h) for h in headers]
-    for row in rows:
-        for i, cell in enumerate(row):
-            widths[i] = max(widths[i], len(cell))
-
-    def line(cells: list[str]) -> str:
-        out = []
-        for i, cell in enumerate(cells):
-            out.append(cell.rjust(widths[i]) if i in right else cell.ljust(widths[i]))
-        return "  ".join(out).rstrip()
-
-    sep = "  ".join("-" * w for w in widths)
-    return "\n".join([line(headers), sep, *(line(row) for row in rows)])
+__all__ = ["follow", "leaderboard_rows", "print_progress", "version_label"]
 
 
 def version_label(r: redis.Redis, vid: str) -> str:
@@ -99,14 +74,6 @@ def follow(
     return 0 if not progress.failures else 1
 
 
-LEADERBOARD_HEADERS = [
-    "#", "bot", "version", "fitted", "± 95%", "lower end", "live", "elo", "games", "wins",
-    "win share", "mean rank",
-]  # fmt: skip
-"""The columns of :func:`leaderboard_rows`; every one but bot and version is right-aligned."""
-LEADERBOARD_RIGHT = {0, 3, 4, 5, 6, 7, 8, 9, 10, 11}
-
-
 def leaderboard_rows(r: redis.Redis, league: str, *, all_versions: bool = False) -> list[list[str]]:
     """The board (:func:`arboretum_worker.board.leaderboard`, its stored fit made again first when
     newer results exist): ranked by the lower end of the fitted 95% interval; the fitted rating
@@ -118,24 +85,23 @@ def leaderboard_rows(r: redis.Redis, league: str, *, all_versions: bool = False)
 
     out = []
     for row in board.leaderboard(r, league, all_versions=all_versions).rows:
-        st = row.stats
-        mean_rank = st.mean_rank
-        mark = "?" if row.provisional else ""
         fit = row.fit
-        out.append(
-            [
-                str(row.rank),
-                row.bot,
-                row.version[:12] + ("*" if all_versions and row.counted else ""),
-                "-" if fit is None else f"{fit.elo:.0f}{mark}",
-                "-" if fit is None else f"± {(fit.upper - fit.lower) / 2:.0f}",
-                f"{row.conservative:.0f}",
-                f"{row.live.mu:.0f}",
-                f"{row.elo:.1f}",
-                str(st.games),
-                str(st.wins),
-                f"{st.win_share:.1f}",
-                "-" if mean_rank is None else f"{mean_rank:.2f}",
-            ]
-        )
+        fields = {
+            "rank": row.rank,
+            "bot": row.bot,
+            "version": row.version,
+            "counted": row.counted,
+            "provisional": row.provisional,
+            "conservative": row.conservative,
+            "fitted_rating": None if fit is None else fit.elo,
+            "fitted_low": None if fit is None else fit.lower,
+            "fitted_high": None if fit is None else fit.upper,
+            "live_rating": row.live.mu,
+            "elo": row.elo,
+            "games": row.stats.games,
+            "wins": row.stats.wins,
+            "win_share": row.stats.win_share,
+            "mean_rank": row.stats.mean_rank,
+        }
+        out.append(leaderboard_cells(fields, all_versions))
     return out

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from arboretum_sdk.clitools import fail, plural
 
-from ..cliargs import redis_of
+from ..cliargs import known_league, redis_of
 from ..report import version_label
 
 if TYPE_CHECKING:
@@ -95,9 +95,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from .stats import audit
 
     r = redis_of(args)
-    name = args.name
-    if store.get_league(r, name) is None:
-        return fail(f"no league named {name!r} (arena league list shows them)")
+    name = known_league(r, args.name)
     results = results_in_order(r, name)
     if not results:
         return fail(f"league {name} has no results to audit yet")

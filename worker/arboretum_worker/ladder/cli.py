@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from arboretum_sdk import argtypes
 from arboretum_sdk.authorcli import add_server_options, remote
-from arboretum_sdk.clitools import UsageError, fail, plural
+from arboretum_sdk.clitools import UsageError, fail, plural, table
 
 from ..cliargs import redis_of, settings_of
-from ..report import print_progress, table, version_label
+from ..report import print_progress, version_label
 
 if TYPE_CHECKING:
     import redis
