@@ -46,12 +46,12 @@ class CheckRecorder:
         self.paths: list[Path] = []
 
     def __call__(self, path: Path) -> None:
-        from arboretum_worker.registry import RegistryError
+        from arboretum_worker.registry import CheckFailedError
 
         self.paths.append(path)
         entry = path / "bot.py"  # (a bot in another language has an arena.toml instead)
         if entry.is_file() and b"raise SystemExit" in entry.read_bytes():
-            raise RegistryError("the bot failed its check in the sandbox: SystemExit")
+            raise CheckFailedError("the bot failed its check in the sandbox: SystemExit")
 
 
 @pytest.fixture

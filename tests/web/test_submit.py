@@ -223,7 +223,12 @@ def test_submit_uses_the_sandbox_check_by_default(r: redis.Redis) -> None:
             "/api/v1/bots/good/versions", files={"file": ("good.py", BOT)}, headers=_auth(token)
         )
     assert resp.status_code == 400, resp.text
-    assert "failed its check in the sandbox" in resp.json()["error"]["message"]
+    message = resp.json()["error"]["message"]
+    assert message.startswith("the bot failed its check in the sandbox: ")
+    # the check names the file the sandbox runs; the answer says which of the author's it is
+    assert "bot.py" in message and message.endswith(
+        " (your nobot.py runs as bot.py in the sandbox)"
+    )
     assert store.get_bot(r, "nobot") is None
     assert good.status_code == 201, good.text
 

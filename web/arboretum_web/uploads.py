@@ -26,7 +26,13 @@ from starlette.requests import ClientDisconnect, Request
 from arboretum_worker import registry, store
 from arboretum_worker.sandbox import SandboxError
 
-from .submission import MAX_UPLOAD_BYTES, SubmissionError, UploadCancelled, unpack_upload
+from .submission import (
+    MAX_UPLOAD_BYTES,
+    SubmissionError,
+    UploadCancelled,
+    unpack_upload,
+    upload_kind,
+)
 
 __all__ = [
     "Submitted",
@@ -201,6 +207,9 @@ async def store_upload(
         raise HTTPException(403, str(exc)) from None
     except registry.DuplicateContentError as exc:
         raise HTTPException(409, str(exc)) from None
+    except registry.CheckFailedError as exc:
+        single = upload_kind(filename, data) == "py"
+        raise HTTPException(400, str(exc.as_submitted(filename if single else None))) from None
     except (SubmissionError, registry.RegistryError) as exc:
         raise HTTPException(400, str(exc)) from None
     except SandboxError as exc:

@@ -95,7 +95,7 @@ def sandbox_check(settings: WorkerSettings | str) -> registry.BotCheck:
 
         verdict = check_bot(bot_entry(path), runner=sandbox_runner(chosen))
         if not verdict.ok:
-            raise registry.RegistryError(
+            raise registry.CheckFailedError(
                 f"the bot failed its check in the sandbox: {verdict.error}"
             )
 
@@ -120,9 +120,12 @@ def submit_bot(
         files: dict[str, bytes] | bytes = builtin_bot_files(str(path))
     else:
         files = read_bot_files(path)
-    return registry.add_version(
-        r, name, files, owner=owner, check=sandbox_check(settings), quota=quota
-    )
+    try:
+        return registry.add_version(
+            r, name, files, owner=owner, check=sandbox_check(settings), quota=quota
+        )
+    except registry.CheckFailedError as exc:
+        raise exc.as_submitted(path.name if path.is_file() else None) from None
 
 
 def register_builtins(

@@ -97,6 +97,18 @@ class TooLargeError(RegistryError):
     pass
 
 
+class CheckFailedError(RegistryError):
+    """The bot failed the check run before it is stored (``BotCheck``)."""
+
+    def as_submitted(self, filename: str | None) -> CheckFailedError:
+        """The same refusal, noting that the author's one file ``filename`` runs as
+        :data:`ENTRY_POINT` (so that the check's messages, which name that, make sense)."""
+        name = Path(filename or "").name
+        if not name.endswith(".py") or name == ENTRY_POINT:
+            return self
+        return CheckFailedError(f"{self} (your {name} runs as {ENTRY_POINT} in the sandbox)")
+
+
 class DuplicateContentError(RegistryError):
     pass
 
