@@ -11,7 +11,7 @@ import pytest
 from referee_clients import create_match, get_match, referee, run_match, verified_replays
 
 from arboretum import verify_replay
-from arboretum_proto.v1 import common_pb2, match_pb2_grpc
+from arboretum_proto.v1 import common_pb2, match_pb2, match_pb2_grpc
 
 
 @pytest.mark.parametrize("players", [2, 3, 4])
@@ -150,6 +150,14 @@ def test_seat_clocks_through_the_admin_service(tmp_path: Path) -> None:
                 assert [(c.per_decision_ms, c.bank_ms) for c in info.config.seat_time_controls] == (
                     clocks
                 )
+                # a spectator's first message is the match, with every seat's clock
+                watch = stub.WatchMatch(
+                    match_pb2.WatchMatchRequest(protocol_version=1, match_id=created.match_id)
+                )
+                first = await watch.read()
+                watch.cancel()
+                told = first.match.config.seat_time_controls
+                assert [(c.per_decision_ms, c.bank_ms) for c in told] == clocks
                 plain = await get_match(stub, (await create_match(stub, 2)).match_id)
                 assert list(plain.config.seat_time_controls) == []
                 assert await refused(stub, [(1000, 0)]) == (
