@@ -92,6 +92,10 @@ def test_leaderboard_all_versions_and_by_league(client: Any, demo: DemoData) -> 
 
 def test_leaderboard_bad_parameters(client: Any, demo: DemoData) -> None:
     assert "boolean" in _err(client.get("/api/v1/leaderboard?all_versions=maybe"), 400)
+    # an empty value is no boolean either (a page's form may send one: /?all= is the board)
+    empty = _err(client.get("/api/v1/leaderboard?all_versions="), 400)
+    assert empty == "parameter 'all_versions' is a boolean (1 or 0), not ''"
+    assert client.get("/?all=").status_code == 200
     _err(client.get("/api/v1/leaderboard?league=nope"), 404)
     _err(client.get("/api/v1/leagues/nope/leaderboard"), 404)
     _err(client.get("/api/v1/leagues/a:b/leaderboard"), 404)

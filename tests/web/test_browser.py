@@ -288,6 +288,52 @@ def test_no_page_is_wider_than_a_phone(phone: Any, demo: DemoData, r: redis.Redi
         assert width <= PHONE["width"], f"{path} is {width} px wide"
 
 
+# Each table's head cells against its first body row's: their left edges and widths, in px
+# (a cell that spans columns is left out). A table laid out as anything but a table (a flex box)
+# sizes its head and its body apart, and they drift apart.
+_COLUMNS = """
+() => [...document.querySelectorAll("table")].filter(t => t.tHead && t.tBodies[0]?.rows[0])
+  .map(t => {
+    const head = [...t.tHead.rows[0].cells];
+    const row = [...t.tBodies[0].rows[0].cells];
+    if (head.length !== row.length || [...head, ...row].some(c => c.colSpan > 1)) return null;
+    return {id: t.id || t.className, pairs: head.map((h, i) => {
+      const a = h.getBoundingClientRect(), b = row[i].getBoundingClientRect();
+      return [Math.round(a.left), Math.round(b.left), Math.round(a.width), Math.round(b.width)];
+    })};
+  }).filter(Boolean)
+"""
+
+
+def test_every_tables_head_lines_up_with_its_rows(
+    page: Any, demo: DemoData, r: redis.Redis
+) -> None:
+    """On a desktop each table's column heads stand over their columns (a form's layout rule
+    once made the tables flex boxes, and the heads drifted off their columns)."""
+    page.goto("/")
+    page.context.add_cookies(
+        [{"name": "arena_token", "value": demo.tokens["alice"], "url": page.url}]
+    )
+    seen = 0
+    for path in _phone_pages(demo, r):
+        page.goto(path)
+        page.wait_for_load_state("networkidle")
+        if "/games/" in path:
+            page.wait_for_selector("#replay.ready")
+            page.keyboard.press("End")
+        for table in page.evaluate(_COLUMNS):
+            seen += 1
+            for column, (head_left, row_left, head_width, row_width) in enumerate(table["pairs"]):
+                where = f"{path} {table['id']} column {column}"
+                assert abs(head_left - row_left) <= 1, (
+                    f"{where}: head at {head_left}, row at {row_left}"
+                )
+                assert abs(head_width - row_width) <= 1, (
+                    f"{where}: {head_width} against {row_width} px"
+                )
+    assert seen >= 10, seen  # the board, the lists, the seats, the scoring, ...
+
+
 def test_the_ladder_page_fits_a_phone_and_lists_what_is_playing(
     phone: Any, page: Any, r: redis.Redis
 ) -> None:

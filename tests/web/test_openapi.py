@@ -17,6 +17,7 @@ from schemathesis.checks import positive_data_acceptance
 from arboretum_web.app import WebSettings, create_app
 from arboretum_web.demo import DemoData
 from arboretum_web.openapi import openapi_document
+from arboretum_web.ratelimit import RateLimits
 from arboretum_web.screenshots import serve_in_thread
 
 from .conftest import CheckRecorder
@@ -34,7 +35,11 @@ def base_url(redis_server_url: str) -> Iterator[str]:
     """The app over real HTTP (schemathesis sends its probes, such as a call without the token,
     through its own transport)."""
     client = redis.Redis.from_url(redis_server_url)
-    app = create_app(WebSettings(check=CheckRecorder()), client=client)
+    # The limits are off: a deep run sends hundreds of requests a minute from one address, and
+    # would test the limiter (tests/web/test_ratelimit.py) instead of the operations. Every
+    # operation's 429 is documented (test_every_counted_operation_may_answer_429).
+    settings = WebSettings(check=CheckRecorder(), rate_limits=RateLimits(enabled=False))
+    app = create_app(settings, client=client)
     with serve_in_thread(app) as url:
         yield url
     client.close()
@@ -78,3 +83,18 @@ def test_the_document_is_closed_and_bounded() -> None:
                         path,
                         status,
                     )
+
+
+def test_every_counted_operation_may_answer_429() -> None:
+    """The rate limiter counts every operation of the API (docs/web.md), so each one documents
+    its 429; one with a quota of its own keeps it and adds the rate limit."""
+    document = openapi_document()
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            if method not in ("get", "put", "post", "delete", "patch"):
+                continue
+            answer = operation["responses"].get("429")
+            assert answer is not None, (method, path)
+            assert "over the rate limit" in answer["description"], (method, path)
+    upload = document["paths"]["/api/v1/bots/{name}/versions"]["post"]["responses"]["429"]
+    assert upload["description"].startswith("the bot had its quota of new versions"), upload

@@ -14,6 +14,14 @@ from .openapi_authors import TEST_EXTRA, author_paths, author_schemas, contest_p
 from .openapi_profiles import profile_paths, profile_schemas
 from .openapi_schemas import BOOL, MATCH_STATUS, ref, schemas
 from .play_api import play_paths, play_schemas
+from .ratelimit import exempt
+
+_RATE_LIMITED = (
+    "over the rate limit (docs/web.md, Rate limits): Retry-After gives the seconds until the next "
+    "request is allowed, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset and "
+    "RateLimit-Policy the bucket"
+)
+_METHODS = ("get", "put", "post", "delete", "patch")
 
 __all__ = ["MAX_FILENAME", "MAX_GAME", "MAX_OFFSET", "openapi_document"]
 
@@ -315,6 +323,7 @@ def openapi_document() -> dict[str, Any]:
     paths.update(play_paths())
     for path, item in {**author_paths(), **contest_paths(), **profile_paths()}.items():
         paths[path] = {**paths.get(path, {}), **item}
+    _rate_limited(paths)
     return {
         "openapi": "3.1.0",
         "info": {
@@ -337,3 +346,24 @@ def openapi_document() -> dict[str, Any]:
             },
         },
     }
+
+
+def _rate_limited(paths: dict[str, Any]) -> None:
+    """Every operation the rate limiter counts (all but a casual game's own moves) may answer
+    429: said once here rather than by each operation (one that has a 429 of its own, a quota,
+    gets the rate limit added to its description)."""
+    for path, item in paths.items():
+        for method in _METHODS:
+            operation = item.get(method)
+            if operation is None or exempt(method, path):
+                continue
+            responses = operation["responses"]
+            if "429" in responses:
+                answer = dict(responses["429"])
+                answer["description"] = f"{answer['description']}; or {_RATE_LIMITED}"
+                responses["429"] = answer
+            else:
+                responses["429"] = {
+                    "description": _RATE_LIMITED,
+                    "content": {"application/json": {"schema": ref("Error")}},
+                }

@@ -99,7 +99,7 @@ def _league_names(r: redis.Redis) -> list[str]:
 def leaderboard_page(request: Request) -> Response:
     r = redis_of(request)
     name = league_param(request)
-    all_versions = bool_param(request, "all")
+    all_versions = bool_param(request, "all", blank_is_false=True)
     board = (
         queries.leaderboard_of(r, name, request.app.state.settings.fits, all_versions=all_versions)
         if name

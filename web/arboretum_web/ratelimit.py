@@ -51,7 +51,7 @@ from arboretum_worker.keys import Keys
 from . import authorlog
 from .identity import AUTH_COOKIE, request_author
 
-__all__ = ["ENV", "RateLimitMiddleware", "RateLimits", "Verdict", "count"]
+__all__ = ["ENV", "RateLimitMiddleware", "RateLimits", "Verdict", "count", "exempt"]
 
 log = logging.getLogger(__name__)
 
@@ -60,9 +60,14 @@ _READS = frozenset({"GET", "HEAD", "OPTIONS"})
 _GAME_MOVE = re.compile(r"/play/[^/]+/(decision|resign)")
 
 
+def exempt(method: str, path: str) -> bool:
+    """A casual game's own decision or resignation (never counted: see the module's docstring).
+    ``path`` may be a route's template (``/play/{game_id}/decision``)."""
+    return method.upper() == "POST" and _GAME_MOVE.fullmatch(path) is not None
+
+
 def _game_move(scope: Scope) -> bool:
-    """A casual game's own decision or resignation (not counted: see the module's docstring)."""
-    return scope["method"] == "POST" and _GAME_MOVE.fullmatch(scope["path"]) is not None
+    return exempt(scope["method"], scope["path"])
 
 
 @dataclass(frozen=True, slots=True)

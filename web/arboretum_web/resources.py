@@ -39,7 +39,7 @@ __all__ = [
 
 _MATCH_ID = re.compile(r"[0-9A-Za-z_.-]{1,64}")
 _TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
+_FALSE = {"0", "false", "no", "off"}
 
 
 def error_json(status: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
@@ -67,9 +67,11 @@ def redis_of(request: Request) -> Any:
 # --------------------------------------------------------------------------- parameters
 
 
-def bool_param(request: Request, name: str) -> bool:
+def bool_param(request: Request, name: str, *, blank_is_false: bool = False) -> bool:
+    """A boolean query parameter, absent: False; ``blank_is_false``: an empty value is False too
+    (a page's form sends one), else it is refused as any other value that is not a boolean."""
     raw = request.query_params.get(name)
-    if raw is None:
+    if raw is None or (blank_is_false and raw == ""):
         return False
     if raw.lower() in _TRUE:
         return True
