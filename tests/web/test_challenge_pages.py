@@ -153,3 +153,49 @@ def test_the_list_is_mine_when_signed_in_else_the_public_ones(
     # the dashboard's rows open the page
     dashboard = _as(client, demo.tokens["alice"]).get("/me").text
     assert f'href="/challenges/{public.id}"' in dashboard and 'href="/challenges"' in dashboard
+
+
+def test_an_author_reads_their_bots_output_beside_a_challenges_steps(
+    client: TestClient, r: redis.Redis, demo: DemoData
+) -> None:
+    """The viewer of a challenge's game shows each signed-in author their own seats' output per
+    step (as a league game's does), from the API's ``.../seats/{seat}/output``: theirs only."""
+    from arboretum_web.demo import _demo_output
+
+    made = challenges.create_challenge(
+        r, "alice", "oakheart", ["sapling"], deals=1, public=False, seed=5
+    )
+    play_challenge(r, made)
+    owner = dict(zip(made.entrants, made.owners, strict=True))
+    for m in challenges.challenge_matches(r, made.id):
+        doc = json.loads(replays.get_replay(r, m.id, 0) or b"{}")
+        for seat, vid in enumerate(m.seats):
+            _demo_output(r, m.id, seat, owner[vid], doc)
+    m = challenges.challenge_matches(r, made.id)[1]
+    seat_of = {owner[vid]: seat for seat, vid in enumerate(m.seats)}
+    viewer = f"/challenges/{made.id}/matches/1/games/0"
+    api = f"/api/v1/challenges/{made.id}/matches/1/games/0/seats/"
+    for who in ("alice", "bob"):
+        page = _as(client, demo.tokens[who]).get(viewer).text
+        assert f'data-base="{api}" data-seats="{seat_of[who]}"' in page, who
+        assert "stepoutput.js" in page
+        mine = client.get(f"{api}{seat_of[who]}/output")
+        assert mine.status_code == 200, mine.text
+        body = mine.json()
+        assert body["match"] == m.id and body["seat"] == seat_of[who] and body["steps"]
+        assert all(f"[{who}] considering" in e["lines"][0] for e in body["steps"])
+        other = client.get(f"{api}{1 - seat_of[who]}/output")
+        assert other.status_code == 403, other.text
+        assert (
+            client.get(f"{api}{seat_of[who]}/output?download=1").headers["content-disposition"]
+            == f'attachment; filename="{m.id}-game0-seat{seat_of[who]}-output.json"'
+        )
+    assert _as(client, demo.tokens["alice"]).get(f"{api}5/output").status_code == 404
+    no_game = f"/api/v1/challenges/{made.id}/matches/1/games/3/seats/{seat_of['alice']}/output"
+    assert client.get(no_game).status_code == 404
+    assert _as(client, None).get(f"{api}0/output").status_code == 401
+    # a public challenge's viewer, for someone with no seat in it: no output section
+    r.hset(store.Keys.challenge(made.id), "public", "1")
+    carol = authors.add_author(r, "carol")
+    page = _as(client, carol).get(viewer)
+    assert page.status_code == 200 and 'id="step-output"' not in page.text

@@ -72,3 +72,37 @@ def test_a_test_links_its_games_to_the_viewer(client: Any, r: redis.Redis, demo:
     assert client.get(src).json()["steps"] == json.loads(doc)["steps"]
     assert client.get(f"/sprt/{test.id}/matches/{match_id}/games/1").status_code == 404
     assert client.get(f"/sprt/{test.id}/matches/nope/games/0").status_code == 404
+
+
+def test_a_tests_author_reads_the_bots_output_beside_its_steps(
+    client: Any, r: redis.Redis, demo: DemoData
+) -> None:
+    """An author's test plays two of their own versions: its games' viewer shows both seats'
+    output per step to that author, and to nobody else."""
+    import json
+
+    from arboretum_web import authors
+    from arboretum_web.demo import _demo_output
+    from arboretum_worker import replays, store
+
+    test = _finished_test(r)
+    r.hset(store.Keys.sprt(test.id), "author", "alice")
+    match_id = f"sprt-{test.id}-0-1"
+    raw = replays.get_replay(r, demo.matches[0], 0) or b""
+    replays.save_replay(r, match_id, 0, raw)
+    for seat in (0, 1):
+        _demo_output(r, match_id, seat, f"seat{seat}", json.loads(raw))
+    entry = {"batch": 0, "seating": 1, "seats": [test.old, test.new], "ranks": [[1, 2]],
+             "replays": True}  # fmt: skip
+    r.hset(store.Keys.sprt(test.id, "matches"), match_id, json.dumps(entry))
+    viewer = f"/sprt/{test.id}/matches/{match_id}/games/0"
+    api = f"/api/v1/sprt/{test.id}/matches/{match_id}/games/0/seats/"
+    client.cookies.set("arena_token", demo.tokens["alice"])
+    assert f'data-base="{api}" data-seats="0,1"' in client.get(viewer).text
+    for seat in (0, 1):
+        body = client.get(f"{api}{seat}/output").json()
+        assert body["seat"] == seat and body["steps"]
+        assert all(f"[seat{seat}] considering" in e["lines"][0] for e in body["steps"])
+    client.cookies.set("arena_token", authors.add_author(r, "carol"))
+    assert 'id="step-output"' not in client.get(viewer).text
+    assert client.get(f"{api}0/output").status_code == 403

@@ -23,7 +23,14 @@ from arboretum_worker import challenges as ch
 from arboretum_worker import replays
 
 from . import authorlog
-from .contest_api import REFUSED, challenge_json, challenge_match, load_challenge, refusal
+from .contest_api import (
+    REFUSED,
+    challenge_json,
+    challenge_match,
+    load_challenge,
+    owned_challenge_seats,
+    refusal,
+)
 from .identity import request_author, required_author
 from .resources import redis_of
 from .safety import CSRF_FIELD, LazyToken, check_csrf
@@ -119,7 +126,7 @@ def game_page(request: Request) -> Response:
     games = replays.replay_games(redis_of(request), m.id)
     if game not in games:
         raise HTTPException(404, f"challenge {c.id} kept no game {game} of match {m.index}")
-    replay = f"/api/v1/challenges/{c.id}/matches/{m.index}/games/{game}/replay"
+    api = f"/api/v1/challenges/{c.id}/matches/{m.index}/games/{game}"
     return _render(
         request,
         "challenge_game.html",
@@ -129,7 +136,9 @@ def game_page(request: Request) -> Response:
         game=game,
         games=games,
         seat=None,
-        replay_src=replay,
+        replay_src=f"{api}/replay",
+        owned_seats=owned_challenge_seats(c, m, request_author(request)),
+        output_base=f"{api}/seats/",
         nav=None,
     )
 

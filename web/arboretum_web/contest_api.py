@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from arboretum_worker import challenges as ch
@@ -29,6 +29,7 @@ from . import authorlog, sprt
 from .author_api import by_method, json_body, owned_bot
 from .identity import request_author, required_author
 from .resources import int_param, load_bot, redis_of
+from .stepoutput import output_response
 
 if TYPE_CHECKING:
     import redis
@@ -39,6 +40,7 @@ __all__ = [
     "challenge_json",
     "challenge_match",
     "load_challenge",
+    "owned_challenge_seats",
     "refusal",
     "routes",
 ]
@@ -224,17 +226,34 @@ def challenge_replay(request: Request) -> JSONResponse:
     return _stored_replay(redis_of(request), m.id, request.path_params["game"])
 
 
-def challenge_log(request: Request) -> JSONResponse:
+def owned_challenge_seats(c: ch.Challenge, m: ch.ChallengeMatch, author: str | None) -> list[int]:
+    """The seats of ``m`` whose bot is ``author``'s."""
+    owner = dict(zip(c.entrants, c.owners, strict=True))
+    return [seat for seat, vid in enumerate(m.seats) if author and owner.get(vid) == author]
+
+
+def _challenge_seat(request: Request) -> tuple[ch.ChallengeMatch, int]:
+    """The path's match and seat, when the seat's bot is the signed-in author's (else 401, 403,
+    or 404 for no such seat)."""
     author = required_author(request)
     c, m = challenge_match(request)
     seat = request.path_params["seat"]
     if not 0 <= seat < len(m.seats):
         raise HTTPException(404, f"match {m.id} has no seat {seat}")
-    owner = dict(zip(c.entrants, c.owners, strict=True)).get(m.seats[seat])
-    if owner != author:
-        raise HTTPException(403, "only the author of this seat's bot may see its log")
+    if seat not in owned_challenge_seats(c, m, author):
+        raise HTTPException(403, "only the author of this seat's bot may see its log and output")
+    return m, seat
+
+
+def challenge_log(request: Request) -> JSONResponse:
+    m, seat = _challenge_seat(request)
     text = replays.get_bot_log(redis_of(request), m.id, seat).decode("utf-8", errors="replace")
     return JSONResponse({"match": m.id, "seat": seat, "log": text})
+
+
+def challenge_output(request: Request) -> Response:
+    m, seat = _challenge_seat(request)
+    return output_response(request, m.id, seat)
 
 
 def _prefs_json(name: str, prefs: ch.BotPrefs) -> dict[str, Any]:
@@ -380,16 +399,27 @@ def test_replay(request: Request) -> JSONResponse:
     return _stored_replay(redis_of(request), m.id, request.path_params["game"])
 
 
-def test_log(request: Request) -> JSONResponse:
+def _test_seat(request: Request) -> tuple[tests.TestMatch, int]:
+    """The path's match and seat, when the test is the signed-in author's (both its bots are)."""
     author = required_author(request)
     test, m = _test_match(request)
     seat = request.path_params["seat"]
     if not 0 <= seat < len(m.seats):
         raise HTTPException(404, f"match {m.id} has no seat {seat}")
     if test.author != author:
-        raise HTTPException(403, "only the test's author may see its bots' logs")
+        raise HTTPException(403, "only the test's author may see its bots' logs and output")
+    return m, seat
+
+
+def test_log(request: Request) -> JSONResponse:
+    m, seat = _test_seat(request)
     text = replays.get_bot_log(redis_of(request), m.id, seat).decode("utf-8", errors="replace")
     return JSONResponse({"match": m.id, "seat": seat, "log": text})
+
+
+def test_output(request: Request) -> Response:
+    m, seat = _test_seat(request)
+    return output_response(request, m.id, seat)
 
 
 def routes() -> list[Route]:
@@ -405,6 +435,10 @@ def routes() -> list[Route]:
         Route(f"{base}/matches/{{index:int}}/games/{{game:int}}/replay", challenge_replay),
         Route(f"{base}/matches/{{index:int}}/seats/{{seat:int}}/log", challenge_log),
         Route(
+            f"{base}/matches/{{index:int}}/games/{{game:int}}/seats/{{seat:int}}/output",
+            challenge_output,
+        ),
+        Route(
             "/bots/{name}/prefs",
             by_method(GET=bot_prefs, PUT=set_bot_prefs),
             methods=["GET", "PUT"],
@@ -414,4 +448,8 @@ def routes() -> list[Route]:
         Route("/sprt/{test_id}/cancel", cancel_test, methods=["POST"]),
         Route("/sprt/{test_id}/matches/{match_id}/games/{game:int}/replay", test_replay),
         Route("/sprt/{test_id}/matches/{match_id}/seats/{seat:int}/log", test_log),
+        Route(
+            "/sprt/{test_id}/matches/{match_id}/games/{game:int}/seats/{seat:int}/output",
+            test_output,
+        ),
     ]

@@ -151,6 +151,13 @@ _SEAT_P = {**_INDEX_P, "name": "seat", "description": "the seat, from 0"}
 _SEAT_P["schema"] = {"type": "integer", "minimum": 0, "maximum": 3}
 _MATCH_P = {**_CHALLENGE_P, "name": "match_id", "description": "the match's id"}
 _MATCH_P["schema"] = {"type": "string", "maxLength": 100, "pattern": "^[0-9A-Za-z_.-]{1,100}$"}
+_DOWNLOAD_P = {
+    "name": "download",
+    "in": "query",
+    "required": False,
+    "schema": {"type": "boolean"},
+    "description": "as an attachment",
+}
 _REFUSED = {
     "e400": "a bad field (the message names it) or a limit of the operator's",
     "e401": E401,
@@ -301,6 +308,15 @@ def challenge_paths() -> dict[str, Any]:
                 e404="no such challenge, match or seat",
             )
         },
+        f"{challenge}/matches/{{index}}/games/{{game}}/seats/{{seat}}/output": _get(
+            "What a seat's bot printed during each of its steps of a challenge's game (its "
+            "author only)",
+            [_CHALLENGE_P, _INDEX_P, _GAME_P, _SEAT_P, _DOWNLOAD_P],
+            _ok("the output per step", ref("StepOutput")),
+            e401=E401,
+            e403="another author's seat",
+            e404="no such challenge, match, kept game or seat",
+        ),
     }
 
 
@@ -381,6 +397,15 @@ def test_paths() -> dict[str, Any]:
             e401=E401,
             e403="another author's test",
             e404="no such test, match or seat",
+        ),
+        f"{test}/matches/{{match_id}}/games/{{game}}/seats/{{seat}}/output": _get(
+            "What a seat's bot printed during each of its steps of a test's game (the test's "
+            "author only)",
+            [_TEST_P, _MATCH_P, _GAME_P, _SEAT_P, _DOWNLOAD_P],
+            _ok("the output per step", ref("StepOutput")),
+            e401=E401,
+            e403="another author's test",
+            e404="no such test, match, kept game or seat",
         ),
     }
 

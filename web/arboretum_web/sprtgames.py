@@ -37,6 +37,7 @@ def test_games(r: redis.Redis, test_id: str) -> list[dict[str, Any]]:
                 "id": m.id,
                 "batch": m.batch,
                 "new_seat": m.seating,
+                "seats": len(m.seats),
                 "ranks": [list(g) for g in m.ranks],
                 "viewers": [(g, f"/sprt/{test_id}/matches/{m.id}/games/{g}") for g in games],
             }
@@ -52,6 +53,8 @@ def game_page(request: Request) -> Response:
     if not found or game not in [g for g, _ in found[0]["viewers"]]:
         raise HTTPException(404, f"test {test.id} kept no game {game} of match {match_id!r}")
     templates = request.app.state.templates
+    api = f"/api/v1/sprt/{test.id}/matches/{match_id}/games/{game}"
+    mine = request_author(request) == test.author
     context = {
         "author": request_author(request),
         "csrf": LazyToken(request),
@@ -61,7 +64,10 @@ def game_page(request: Request) -> Response:
         "game": game,
         "games": [g for g, _ in found[0]["viewers"]],
         "seat": None,
-        "replay_src": f"/api/v1/sprt/{test.id}/matches/{match_id}/games/{game}/replay",
+        "replay_src": f"{api}/replay",
+        # a test's bots are both its author's
+        "owned_seats": list(range(found[0]["seats"])) if mine else [],
+        "output_base": f"{api}/seats/",
         "nav": "sprt",
     }
     return templates.TemplateResponse(request, "sprt_game.html", context)

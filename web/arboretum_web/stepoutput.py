@@ -1,6 +1,8 @@
 """A seat's output per decision, owner-only: ``/api/v1/matches/{id}/games/{g}/seats/{s}/output``,
 the lines its bot printed during each of its steps of game ``g`` (the replay's step numbers),
-as the league stored them (:mod:`arboretum_worker.botoutput`). Others get 403, like the log."""
+as the league stored them (:mod:`arboretum_worker.botoutput`). Others get 403, like the log.
+A challenge's and a test's games answer the same (:func:`output_response`, their routes in
+:mod:`.contest_api`)."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from .resources import bool_param, load_match, redis_of, require_seat_owner
 if TYPE_CHECKING:
     import redis
 
-__all__ = ["routes", "seat_output", "seat_output_json"]
+__all__ = ["output_response", "routes", "seat_output", "seat_output_json"]
 
 
 def seat_output_json(r: redis.Redis, match_id: str, game: int, seat: int) -> dict[str, Any]:
@@ -40,13 +42,19 @@ def seat_output(request: Request) -> Response:
     r = redis_of(request)
     record = load_match(r, request.path_params["match_id"])
     seat = request.path_params["seat"]
-    game = request.path_params["game"]
     require_seat_owner(request, record, seat)
-    data = seat_output_json(r, record.id, game, seat)
+    return output_response(request, record.id, seat)
+
+
+def output_response(request: Request, match_id: str, seat: int) -> Response:
+    """The output of ``seat`` (its owner checked by the caller) in the path's game; with
+    ``?download=1`` as a file."""
+    game = request.path_params["game"]
+    data = seat_output_json(redis_of(request), match_id, game, seat)
     headers = {"Cache-Control": "private, no-store"}
     if bool_param(request, "download"):
         headers["Content-Disposition"] = (
-            f'attachment; filename="{record.id}-game{game}-seat{seat}-output.json"'
+            f'attachment; filename="{match_id}-game{game}-seat{seat}-output.json"'
         )
         body = json.dumps(data, indent=1) + "\n"
         return Response(body, media_type="application/json", headers=headers)
