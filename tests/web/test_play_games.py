@@ -261,9 +261,17 @@ def test_a_person_plays_a_whole_game(site: Site) -> None:
     assert doc["seats"][0] == {"seat": 0, "bot": "person"}
     page = site.http.get(f"/play/{game_id}/replay")
     assert page.status_code == 200 and f'data-src="/play/{game_id}/replay.json"' in page.text
+    # to anyone else the person is "a person", and the replay opens on all of it; the person
+    # playing is "you", and their replay opens on their seat's view
+    assert 'data-seat=""' in page.text and ": a person, <a" in page.text
+    theirs = site.http.get(f"/play/{game_id}/replay", headers=key).text
+    assert 'data-seat="0"' in theirs and ": you, <a" in theirs
+    assert "<strong>a person</strong>" in site.http.get(f"/play/{game_id}").text
+    assert "<strong>you</strong>" in site.http.get(f"/play/{game_id}", headers=key).text
     # the bot's page: its record against people and the game's replay
     bot = site.http.get("/bots/greedy").text
     assert f'href="/play/{game_id}/replay"' in bot
+    assert "a person" in bot and ">you<" not in bot
     wins, games = record_for_version(site.r, get_game(site.r, game_id).seats[1])
     assert games >= 1
     assert f"greedy won {wins:g} of {games} game" in bot

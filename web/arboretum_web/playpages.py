@@ -175,17 +175,30 @@ def _seated(r: redis.Redis, request: Request, game: Any) -> bool:
     return True
 
 
+PERSON = "a person"
+"""The person's seat as anyone but that person sees it named (the game calls it ``you``)."""
+
+
+def _names(game: Any, seated: bool) -> list[str]:
+    """The seats' names as the viewer sees them: ``you`` only for the person playing."""
+    return [
+        name if seat != game.person_seat or seated else PERSON
+        for seat, name in enumerate(game.names)
+    ]
+
+
 def table_page(request: Request) -> Response:
     loaded = _load(request)
     if isinstance(loaded, Response):
         return loaded
     r, game = loaded
-    data = play_api.game_json(r, game)
+    seated = _seated(r, request, game)
+    data = {**play_api.game_json(r, game), "names": _names(game, seated)}
     return _render(
         request,
         "play.html",
         game=data,
-        seated=_seated(r, request, game),
+        seated=seated,
         bots=_seat_bots(r, game),
         play_js=(STATIC / "play.js").is_file(),
         nav="play",
@@ -207,13 +220,15 @@ def replay_page(request: Request) -> Response:
         play_api.stored_replay(r, game, request_author(request))
     except casual.CasualError as exc:
         return _error_page(request, exc.status, str(exc))
+    seated = _seated(r, request, game)
     return _render(
         request,
         "play_replay.html",
-        game=play_api.game_json(r, game),
+        game={**play_api.game_json(r, game), "names": _names(game, seated)},
         bots=_seat_bots(r, game),
         match={"id": game.game_id},
-        seat=game.person_seat,
+        # the person who played it opens on their seat's view; anyone else on all of it
+        seat=game.person_seat if seated else None,
         replay_src=f"/play/{game.game_id}/replay.json",
         analysis_src=f"/play/{game.game_id}/analysis",
         nav="play",
@@ -242,7 +257,7 @@ def people_section(
                 "id": game.game_id,
                 "ended": game.ended,
                 "players": game.players,
-                "names": list(game.names),
+                "names": _names(game, seated=False),
                 "person_seat": person,
                 "person_rank": ranks[person] if person < len(ranks) else None,
                 "replay": f"/play/{game.game_id}/replay" if game.replay_id else None,
