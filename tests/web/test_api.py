@@ -282,7 +282,9 @@ def test_replay_seat_view(client: Any, r: redis.Redis, demo: DemoData) -> None:
             assert got == {**public, "card": None}
         else:
             assert got == public
-    _err(client.get(f"/api/v1/matches/{mid}/games/0/replay?seat=2"), 400)
+    # the match's own seats name the bound (its 2 seats, not the 4 a match may have)
+    too_far = _err(client.get(f"/api/v1/matches/{mid}/games/0/replay?seat=2"), 400)
+    assert too_far == "parameter 'seat' must be from 0 to 1, not 2", too_far
     _err(client.get(f"/api/v1/matches/{mid}/games/0/replay?seat=x"), 400)
     _err(client.get(f"/api/v1/matches/{mid}/games/1/replay"), 404)
     _err(client.get(f"/api/v1/matches/{mid}/games/x/replay"), 404)

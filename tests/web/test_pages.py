@@ -153,7 +153,8 @@ def test_login_and_logout(client: Any, demo: DemoData) -> None:
     assert "Author sign-in" in login
     token = csrf_of(login)
     bad = client.post("/login", data={"token": "arena_nope", "csrf": token})
-    assert bad.status_code == 401 and "unknown token" in bad.text
+    assert bad.status_code == 401
+    assert "the token is not valid: it is unknown, or was rotated or removed" in bad.text
     good = client.post(
         "/login", data={"token": demo.tokens["alice"], "csrf": token}, follow_redirects=False
     )

@@ -121,7 +121,18 @@ def test_the_upload_form(client: Any, r: redis.Redis) -> None:
     vid = store.bot_versions(r, "mine")[0]
     assert done.headers["location"] == f"/bots/mine?uploaded={vid}"
     shown = client.get(done.headers["location"]).text
-    assert 'id="uploaded"' in shown and vid[:8] in shown
+    assert 'id="uploaded"' in shown and vid[:8] in shown and "Your upload is version v1" in shown
+    # the same files again: no version added, and the page says so
+    same = client.post(
+        "/upload", data={"name": "mine", "csrf": token}, files=files, follow_redirects=False
+    )
+    assert same.headers["location"] == f"/bots/mine?uploaded={vid}&known=1"
+    assert store.bot_versions(r, "mine") == [vid]
+    shown = client.get(same.headers["location"]).text
+    assert (
+        "Your upload holds the same files as version v1" in shown
+        and "no version was added" in shown
+    )
     # a refusal is the form again, with the reason and the status
     bad = client.post(
         "/upload", data={"name": "mine", "csrf": token}, files={"file": ("x.txt", b"?")}

@@ -201,7 +201,7 @@ def match(request: Request) -> JSONResponse:
 def replay(request: Request) -> Response:
     record = load_match(redis_of(request), request.path_params["match_id"])
     game = request.path_params["game"]
-    seat = int_param(request, "seat", None, 0, 3)
+    seat = int_param(request, "seat", None, 0, len(record.seats) - 1)
     doc = replay_for(request, record, game, seat)
     headers = {"Cache-Control": "no-store"}
     if bool_param(request, "download"):

@@ -146,6 +146,7 @@ def bot_page(request: Request) -> Response:
     if mine and request.query_params.get("uploaded") in index:
         vid = request.query_params["uploaded"]
         uploaded = next(v for v in data["versions"] if v["id"] == vid)
+        uploaded = {**uploaded, "known": request.query_params.get("known") == "1"}
     return _render(
         request,
         "bot.html",
@@ -313,7 +314,8 @@ async def login_page(request: Request) -> Response:
     token = str(form.get("token") or "").strip()
     author = authors.authenticate(redis_of(request), token)
     if author is None:
-        return _render(request, "login.html", status_code=401, error="unknown token", nav="login")
+        error = "the token is not valid: it is unknown, or was rotated or removed"
+        return _render(request, "login.html", status_code=401, error=error, nav="login")
     response = RedirectResponse("/bots", status_code=303)
     response.set_cookie(
         AUTH_COOKIE,
@@ -374,6 +376,8 @@ async def upload_page(request: Request) -> Response:
         page.headers.update(exc.headers or {})
         return page
     where = f"/bots/{result.bot}?uploaded={result.version}"
+    if not result.created:
+        where += "&known=1"  # the same files as a version it had: none was added
     return RedirectResponse(where, status_code=303)
 
 
