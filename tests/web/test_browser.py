@@ -334,6 +334,20 @@ def test_every_tables_head_lines_up_with_its_rows(
     assert seen >= 10, seen  # the board, the lists, the seats, the scoring, ...
 
 
+def test_the_menu_is_one_line_on_a_desktop_signed_in(page: Any, demo: DemoData) -> None:
+    page.goto("/")
+    page.context.add_cookies(
+        [{"name": "arena_token", "value": demo.tokens["alice"], "url": page.url}]
+    )
+    page.goto("/upload")
+    tops = page.evaluate(
+        "[...document.querySelectorAll('header.top nav a, header.top .who a')]"
+        ".map(a => Math.round(a.getBoundingClientRect().top))"
+    )
+    assert len(tops) >= 10 and max(tops) - min(tops) <= 2, tops
+    assert page.locator("header.top a.active").inner_text() == "Upload"
+
+
 def test_the_ladder_page_fits_a_phone_and_lists_what_is_playing(
     phone: Any, page: Any, r: redis.Redis
 ) -> None:

@@ -349,7 +349,7 @@ async def upload_page(request: Request) -> Response:
     bots = await run_in_threadpool(_owned_bots, r, author)
     if request.method == "GET":
         chosen = request.query_params.get("name", "")
-        return _render(request, "upload.html", bots=bots, name=chosen, error=None, nav="bots")
+        return _render(request, "upload.html", bots=bots, name=chosen, error=None, nav="upload")
     form = await read_form(request)
     check_csrf(request, form)
     name = str(form.get("name") or "").strip()
@@ -371,7 +371,7 @@ async def upload_page(request: Request) -> Response:
             bots=bots,
             name=name,
             error=str(exc.detail),
-            nav="bots",
+            nav="upload",
         )
         page.headers.update(exc.headers or {})
         return page
