@@ -120,6 +120,9 @@ def test_static_files(client: Any) -> None:
     assert client.get("/static/evalchart.js").status_code == 200
     assert client.get("/static/style.css").status_code == 200
     assert client.get("/static/nope.js").status_code == 404
+    icon = client.get("/favicon.ico")  # what a browser asks for on the API's JSON
+    assert icon.status_code == 200 and icon.headers["content-type"] == "image/svg+xml"
+    assert icon.content.startswith(b"<svg")
 
 
 def test_log_page_only_for_the_author(client: Any, r: redis.Redis, demo: DemoData) -> None:

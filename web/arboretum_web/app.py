@@ -19,7 +19,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Mount
+from starlette.routing import Mount, Route
 from starlette.templating import Jinja2Templates
 
 from arboretum_worker import store
@@ -123,6 +123,11 @@ async def _server_error(request: Request, exc: Exception) -> Response:
     return error_response(request, 500, "internal error (it has been logged)", SECURITY_HEADERS)
 
 
+def _favicon(_: Request) -> Response:
+    icon = (HERE / "static" / "favicon.svg").read_bytes()
+    return Response(icon, media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})
+
+
 def create_app(
     settings: WebSettings | None = None, *, client: redis.Redis | None = None
 ) -> Starlette:
@@ -135,6 +140,9 @@ def create_app(
         *play_api.api_routes(),
         Mount("/api/v1", routes=[*api.routes(), *profiles.api_routes()]),
         Mount("/static", app=CachedStatic(directory=HERE / "static"), name="static"),
+        # the pages name their icon inline; a browser asks for this one on anything else
+        # (the API's JSON): the same tree, not a 404 in its console
+        Route("/favicon.ico", _favicon),
     ]
 
     @contextlib.asynccontextmanager
