@@ -145,7 +145,7 @@ EXPECTED = {
     "ARENA_COMPUTE=fixed arena play mybot.py lookahead": ["lookahead", "mybot"],
     "arena replay verify": ["ok "],
     "arena replay show": ["seat 0"],
-    "arena bot submit": ["bot mybot: version"],
+    "arena bot submit": ["bot mybot: new version"],
     "arena bot versions": ["submitted (UTC)"],
     "pip install": ["Would install"],
 }

@@ -65,7 +65,7 @@ EXPECTED: dict[str, dict[str, list[str]]] = {
         "arena simulate": ["100 games, 4 players", "seed 7"],
     },
     "docs/league.md": {
-        "arena bot submit mybot.py": ["bot mybot: version"],
+        "arena bot submit mybot.py": ["bot mybot: new version"],
         "arena league create spring": ["registered built-in bot greedy", "league spring: 3 bots"],
         "arena league create summer": ["ladder summer: 3 bots"],
         "arena league status summer": ["versions (", "scheduled"],

@@ -31,7 +31,7 @@ def test_a_league_registers_the_builtin_bots_it_names(arena: Arena) -> None:
 
     # Submitting a built-in by name works as well, and is idempotent.
     done = arena.run("bot", "submit", "search", "--name", "search").stdout
-    assert "bot search: version" in done
+    assert "bot search: new version" in done
     assert registry.versions(arena.r, "search")
     assert (
         "registered" not in arena.run("league", "create", "x", "--bots", "search", "greedy").stdout

@@ -33,7 +33,7 @@ def test_small_league_runs_to_completion_with_two_workers(arena: Arena, tmp_path
     submit_builtin(arena, "random")
     submit_builtin(arena, "greedy")
     out = arena.run("bot", "submit", str(BOTS / "printer.py"), "--name", "printer").stdout
-    assert "bot printer: version" in out
+    assert "bot printer: new version" in out
     arena.start_worker()
     arena.start_worker()
     arena.wait_workers(2)

@@ -49,7 +49,7 @@ def test_the_example_bots_are_submitted_and_play_a_league_in_the_sandbox(
     folders = stdio_folders(tmp_path / "bots")
     for name, folder in folders.items():
         out = arena.run("bot", "submit", str(folder), "--name", f"stdio-{name}").stdout
-        assert f"bot stdio-{name}: version" in out
+        assert f"bot stdio-{name}: new version" in out
     submit_builtin(arena, "random")
     # The C bot's version holds its binary and manifest; materialised, the binary is executable.
     files = store.get_version_files(r, registry.latest(r, "stdio-c") or "")

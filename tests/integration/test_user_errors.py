@@ -147,5 +147,8 @@ def test_submit_prints_its_result_and_nothing_of_the_check(arena: Arena, tmp_pat
     done = arena.run("bot", "submit", str(bot), "--name", "mine")
     # no log line of the check's opponent (its match is cancelled when the check is done)
     assert done.stderr == "", done.stderr
-    assert done.stdout.startswith("bot mine: version "), done.stdout
+    assert done.stdout.startswith("bot mine: new version "), done.stdout
     assert done.stdout.rstrip().endswith("; 1 version in all"), done.stdout
+    again = arena.run("bot", "submit", str(bot), "--name", "mine")
+    assert again.stdout.startswith("bot mine: already submitted as version "), again.stdout
+    assert again.stdout.rstrip().endswith("; 1 version in all"), again.stdout

@@ -41,12 +41,15 @@ def cmd_bot_submit(args: argparse.Namespace) -> int:
         return fail(str(exc))
     settings = settings_of(args)
     r = redis_of(args)
+    before = set(registry.versions(r, args.name))
     try:
         vid = submit_bot(r, args.path, args.name, settings, owner=args.owner, quota=quota)
     except (store.StoreError, OSError, SandboxUnavailableError) as exc:
         return fail(f"bot refused: {exc}")
     count = len(registry.versions(r, args.name))
-    print(f"bot {args.name}: version {vid[:12]} ({vid}); {plural(count, 'version')} in all")
+    # as a submit through the web server says it
+    state = "already submitted as version" if vid in before else "new version"
+    print(f"bot {args.name}: {state} {vid[:12]} ({vid}); {plural(count, 'version')} in all")
     from .ladder.ops import notice_submission
 
     for ladder in notice_submission(r, args.name, settings):
