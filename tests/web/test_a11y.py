@@ -37,7 +37,7 @@ def _pages(r: redis.Redis, demo: DemoData) -> list[str]:
         "/matches", "/matches?bot=oakheart", f"/matches/{mid}", f"/matches/{mid}/games/0",
         f"/matches/{demo.running}", f"/matches/{demo.running}/games/0", "/login", "/upload",
         f"/matches/{mid}/seats/{seat}/log", "/bots/nobody", "/sprt", "/live",
-        "/play?bot=oakheart",
+        "/play?bot=oakheart", "/docs/api",
     ]  # fmt: skip
 
 

@@ -95,6 +95,10 @@ def test_leaderboard_bad_parameters(client: Any, demo: DemoData) -> None:
     # an empty value is no boolean either (a page's form may send one: /?all= is the board)
     empty = _err(client.get("/api/v1/leaderboard?all_versions="), 400)
     assert empty == "parameter 'all_versions' is a boolean (1 or 0), not ''"
+    assert _err(client.get("/api/v1/matches?limit="), 400) == (
+        "parameter 'limit' is an integer, not ''"
+    )
+    assert client.get("/matches?page=").status_code == 200  # a page's form, as above
     assert client.get("/?all=").status_code == 200
     _err(client.get("/api/v1/leaderboard?league=nope"), 404)
     _err(client.get("/api/v1/leagues/nope/leaderboard"), 404)

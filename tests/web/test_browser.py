@@ -267,7 +267,7 @@ def _phone_pages(demo: DemoData, r: redis.Redis) -> list[str]:
         "/", "/?all=1", "/leagues", "/leagues/demo", "/bots", "/bots/oakheart", "/matches",
         f"/matches/{mid}", f"/matches/{mid}/games/0", f"/matches/{demo.running}",
         f"/matches/{demo.running}/games/0", "/login", "/upload", f"/matches/{mid}/seats/{seat}/log",
-        "/bots/nobody", "/authors/alice", "/me",
+        "/bots/nobody", "/authors/alice", "/me", "/docs/api",
     ]  # fmt: skip
 
 

@@ -3,6 +3,7 @@ tracebacks."""
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Any
 
@@ -216,3 +217,30 @@ def test_internal_errors_are_pages_without_traceback(client: Any, r: redis.Redis
     assert "Traceback" not in resp.text and "internal error" in resp.text
     api = client.get("/api/v1/leagues/broken")
     assert api.status_code == 500 and api.json()["error"]["status"] == 500
+
+
+def test_the_api_reference_page_lists_every_operation(client: Any) -> None:
+    """``/docs/api`` is read from the OpenAPI document: every operation with its path, its token
+    mark where it needs one, its parameters, and a link to each schema it answers with."""
+    from arboretum_web.openapi import openapi_document
+
+    page = client.get("/docs/api")
+    assert page.status_code == 200
+    text = html.unescape(page.text)
+    document = openapi_document()
+    operations = 0
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            operations += 1
+            anchor = f"{method}-{path}".replace("/", "-").replace("{", "").replace("}", "")
+            block = text.split(f'id="{anchor}"', 1)[1].split('class="api-op"', 1)[0]
+            assert f'<code class="api-path">{path}</code>' in block, path
+            assert operation["summary"] in block, path
+            assert ("pill token" in block) == bool(operation.get("security")), path
+            for param in operation.get("parameters", []):
+                assert f"<code>{param['name']}</code>" in block, (path, param["name"])
+    assert operations >= 40
+    for name in document["components"]["schemas"]:
+        assert f'id="schema-{name}"' in text, name
+    assert 'href="#schema-Error"' in text and 'href="/api/v1/openapi.json"' in text
+    assert 'href="/docs/api" class="active"' in text  # the menu's API tab

@@ -24,7 +24,7 @@ from starlette.templating import Jinja2Templates
 
 from arboretum_worker import store
 
-from . import api, pages, play_api, playpages, profiles
+from . import api, apidocs, pages, play_api, playpages, profiles
 from .config import SubmitCheck, WebSettings, default_check
 from .identity import AUTH_COOKIE, request_author
 from .live import LiveHub
@@ -137,6 +137,7 @@ def create_app(
         *pages.routes(),
         *profiles.page_routes(),
         *playpages.routes(),
+        *apidocs.routes(),
         *play_api.api_routes(),
         Mount("/api/v1", routes=[*api.routes(), *profiles.api_routes()]),
         Mount("/static", app=CachedStatic(directory=HERE / "static"), name="static"),

@@ -16,14 +16,14 @@ from .openapi_schemas import BOOL, MATCH_STATUS, ref, schemas
 from .play_api import play_paths, play_schemas
 from .ratelimit import exempt
 
-_RATE_LIMITED = (
+RATE_LIMITED = (
     "over the rate limit (docs/web.md, Rate limits): Retry-After gives the seconds until the next "
     "request is allowed, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset and "
     "RateLimit-Policy the bucket"
 )
 _METHODS = ("get", "put", "post", "delete", "patch")
 
-__all__ = ["MAX_FILENAME", "MAX_GAME", "MAX_OFFSET", "openapi_document"]
+__all__ = ["MAX_FILENAME", "MAX_GAME", "MAX_OFFSET", "RATE_LIMITED", "openapi_document"]
 
 MAX_OFFSET = 1_000_000
 """The largest ``offset`` of the match list."""
@@ -360,10 +360,10 @@ def _rate_limited(paths: dict[str, Any]) -> None:
             responses = operation["responses"]
             if "429" in responses:
                 answer = dict(responses["429"])
-                answer["description"] = f"{answer['description']}; or {_RATE_LIMITED}"
+                answer["description"] = f"{answer['description']}; or {RATE_LIMITED}"
                 responses["429"] = answer
             else:
                 responses["429"] = {
-                    "description": _RATE_LIMITED,
+                    "description": RATE_LIMITED,
                     "content": {"application/json": {"schema": ref("Error")}},
                 }

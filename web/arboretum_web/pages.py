@@ -210,7 +210,7 @@ def matches_page(request: Request) -> Response:
     if bot:
         load_bot(r, bot)
     status = status_param(request)
-    page = int_param(request, "page", 1, 1) or 1
+    page = int_param(request, "page", 1, 1, blank_is_default=True) or 1
     outcome = request.query_params.get("outcome") or None
     if outcome is not None and (outcome not in OUTCOMES or bot is None):
         raise HTTPException(
@@ -288,7 +288,7 @@ def replay_page(request: Request) -> Response:
     game = request.path_params["game"]
     if replays.get_replay(r, record.id, game) is None:
         raise HTTPException(404, f"match {record.id} has no replay of game {game}")
-    seat = int_param(request, "seat", None, 0, len(record.seats) - 1)
+    seat = int_param(request, "seat", None, 0, len(record.seats) - 1, blank_is_default=True)
     data = match_json(request, record)
     return _render(request, "replay.html", match=data, game=game, seat=seat, nav="matches")
 

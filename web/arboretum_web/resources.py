@@ -81,10 +81,19 @@ def bool_param(request: Request, name: str, *, blank_is_false: bool = False) -> 
 
 
 def int_param(
-    request: Request, name: str, default: int | None, low: int = 0, high: int | None = None
+    request: Request,
+    name: str,
+    default: int | None,
+    low: int = 0,
+    high: int | None = None,
+    *,
+    blank_is_default: bool = False,
 ) -> int | None:
+    """An integer query parameter from ``low`` to ``high``, absent: ``default``;
+    ``blank_is_default``: an empty value is the default too (a page's form sends one), else it
+    is refused as any other value that is not an integer."""
     raw = request.query_params.get(name)
-    if raw is None or raw == "":
+    if raw is None or (blank_is_default and raw == ""):
         return default
     try:
         value = int(raw)
