@@ -242,6 +242,8 @@ BAD_PORT_URL = "redis://:secret@localhost:notaport/0"
         (["web", "author", "list"], BAD_PORT_URL, "REDIS_URL"),
         (["web", "author", "list", "--redis-url", "http://x"], None, "--redis-url"),
         (["worker", "--redis-url", "http://x"], None, "--redis-url"),
+        (["web", "--redis-url", "http://x"], None, "--redis-url"),  # serving: before the app
+        (["web"], "garbage", "REDIS_URL"),
     ],
 )
 def test_a_malformed_redis_url_is_called_malformed_naming_its_setting(

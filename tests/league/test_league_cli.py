@@ -119,3 +119,22 @@ def test_submit_over_the_daily_quota_is_one_line(
     assert capsys.readouterr().err == (
         "arena: ARENA_SUBMIT_QUOTA must be a whole number >= 0 (0: no quota), not 'lots'\n"
     )
+
+
+def test_a_name_the_store_cannot_take_is_one_line_not_a_traceback(
+    redis_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A space or a colon in a name reaches the store's key check (StoreError, a UserError):
+    every command says so in one ``arena:`` line, naming the kind of thing, not a Redis key."""
+    for command, said in (
+        (("league", "status", "spring x"), "invalid league 'spring x'"),
+        (("leaderboard", "--league", "a:b"), "invalid league 'a:b'"),
+        (("ratings", "--league", "a:b"), "invalid league 'a:b'"),
+        (("bot", "versions", "a:b"), "invalid bot 'a:b'"),
+        (("match", "show", "a:b"), "invalid match 'a:b'"),
+        (("match", "show", "one\ntwo"), "invalid match 'one\\ntwo'"),
+    ):
+        assert _arena(redis_url, *command) == 1, command
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith(f"arena: {said}: "), (command, err)
+        assert "arena:" not in err.removeprefix("arena: "), err  # no key named

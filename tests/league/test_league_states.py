@@ -111,3 +111,29 @@ def test_cancel_still_cancels_a_league_with_matches_to_play(
     assert capsys.readouterr().out.startswith(f"league {NAME}: cancelled, ")
     assert _league_status(r) is store.LeagueStatus.CANCELLED
     assert _statuses(r, ids) == [store.MatchStatus.CANCELLED] * len(ids)
+
+
+def test_retry_neither_starts_nor_resumes_a_league(
+    r: redis.Redis, redis_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A league never run, and a cancelled one, are refused by ``retry`` as ``run`` refuses a
+    cancelled one (before, retry marked the first running with nothing to play, for good, and
+    played the cancelled one's matches again)."""
+    for name in ("random", "greedy"):
+        registry.add_version(r, name, league.builtin_bot_files(name))
+    assert _arena(redis_url, "league", "create", NAME, "--bots", "random", "greedy") == 0
+    capsys.readouterr()
+    assert _arena(redis_url, "league", "retry", NAME) == 1
+    assert capsys.readouterr().err == (
+        f"arena: league {NAME!r} has not run yet (arena league run {NAME})\n"
+    )
+    assert _league_status(r) is store.LeagueStatus.CREATED
+    assert _arena(redis_url, "league", "run", NAME) == 0
+    assert _arena(redis_url, "league", "cancel", NAME) == 0
+    capsys.readouterr()
+    ids = store.league_matches(r, NAME)
+    for command in ("retry", "run"):
+        assert _arena(redis_url, "league", command, NAME) == 1
+        assert capsys.readouterr().err.startswith(f"arena: league {NAME!r} was cancelled")
+    assert _league_status(r) is store.LeagueStatus.CANCELLED
+    assert set(_statuses(r, ids)) == {store.MatchStatus.CANCELLED}

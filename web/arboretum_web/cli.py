@@ -126,10 +126,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from arboretum_worker.league import prepare_store
-    from arboretum_worker.settings import redact_url
+    from arboretum_worker.settings import MalformedRedisUrl, check_redis_url, redact_url
 
     from .app import WebSettings, create_app
 
+    try:  # before the app makes its client of it
+        check_redis_url(_redis_url(args), _redis_setting(args))
+    except MalformedRedisUrl as exc:
+        raise UserError(exc.line()) from None
     try:
         settings = WebSettings(
             redis_url=_redis_url(args),

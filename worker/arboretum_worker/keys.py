@@ -134,6 +134,7 @@ from enum import StrEnum
 from typing import ClassVar
 
 from arboretum_sdk.argtypes import name_problem
+from arboretum_sdk.clitools import UserError
 
 __all__ = ["Keys", "LeagueStatus", "MatchStatus", "StoreError", "validate_name"]
 
@@ -141,8 +142,10 @@ _BAD_ID = re.compile(r"[:\s]")
 """What an id may not hold: a colon, or a character that ``str.isspace`` calls space."""
 
 
-class StoreError(ValueError):
-    """A record is malformed, missing where it must exist, or already exists."""
+class StoreError(ValueError, UserError):
+    """A record is malformed, missing where it must exist, or already exists; or an id or a name
+    is not one the store takes. Its message is for the person who asked: ``arena`` prints it as
+    one ``arena:`` line (a :class:`~arboretum_sdk.clitools.UserError`), whatever command met it."""
 
 
 def validate_name(kind: str, name: str) -> str:
@@ -199,7 +202,8 @@ class Keys:
     def key_for(namespace: str, id: str) -> str:
         """``namespace + id``, refusing ids that could collide with another key."""
         if not id or _BAD_ID.search(id):
-            raise StoreError(f"invalid id {id!r} for a key under {namespace!r}")
+            what = namespace.removeprefix(Keys.PREFIX).strip(":").rpartition(":")[2] or "id"
+            raise StoreError(f"invalid {what} {id!r}: an id is not empty, holds no ':' nor space")
         return namespace + id
 
     @classmethod

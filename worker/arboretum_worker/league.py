@@ -146,17 +146,21 @@ def run_league(r: redis.Redis, name: str, settings: WorkerSettings) -> int:
 
 
 def retry_league(r: redis.Redis, name: str, settings: WorkerSettings) -> list[str]:
-    """Re-run the league's failed (and cancelled) matches; returns their ids."""
+    """Re-run the league's failed matches; returns their ids. A league never run, and a
+    cancelled one (which ``run`` refuses too), are refused: a retry does not start nor resume a
+    league."""
     league = get_league(r, name)
     if league.settings.ladder is not None:
         raise LeagueError(
             f"league {name} is a ladder: it does not play failed matches again, its scheduler "
             "plays other units of the same pairings instead"
         )
+    if league.status is store.LeagueStatus.CANCELLED:
+        raise LeagueError(f"league {name!r} was cancelled: its matches are not played again")
+    if league.status is store.LeagueStatus.CREATED:
+        raise LeagueError(f"league {name!r} has not run yet (arena league run {name})")
     again = []
-    for match_id in matchindex.with_status(
-        r, name, store.MatchStatus.FAILED, store.MatchStatus.CANCELLED
-    ):
+    for match_id in matchindex.with_status(r, name, store.MatchStatus.FAILED):
         if store.set_match_status(
             r, match_id, store.MatchStatus.QUEUED, failure="(retry requested)"
         ):
