@@ -164,6 +164,36 @@ def test_worker_killed_mid_match_is_rerun_and_counted_once(arena: Arena) -> None
         assert abs(batch[vid] - value) < 1e-9
 
 
+def test_a_cancelled_running_match_leaves_no_match_directory(arena: Arena) -> None:
+    """``arena league cancel`` stops the running match's work horse before its own ``finally``
+    runs; its worker removes the match directory (the bots' files, their logs, the referee's
+    socket) once the horse has ended."""
+    r = arena.r
+    submit_builtin(arena, "greedy")
+    arena.run("bot", "submit", str(BOTS / "slow.py"), "--name", "slow")
+    arena.run(
+        "league", "create", "stop", "--bots", "greedy", "slow", "--players", "2",
+        "--games-per-pairing", "2", "--deals-per-series", "2", "--seed", "3", *CLOCK,
+    )  # fmt: skip
+    arena.start_worker()
+    arena.run("league", "run", "stop")
+    root = Path(arena.env["ARENA_MATCH_ROOT"])
+    deadline = time.monotonic() + 60
+    while not any("slow starts game" in p.read_text(errors="replace")
+                  for p in root.glob("*/seat*.log")):  # fmt: skip
+        assert time.monotonic() < deadline, arena.worker_logs()
+        time.sleep(0.05)
+    assert [p for p in root.iterdir() if p.is_dir()], "a match directory while it plays"
+    out = arena.run("league", "cancel", "stop").stdout
+    assert "cancelled" in out
+    deadline = time.monotonic() + 30
+    while left := [p for p in root.iterdir() if p.is_dir()]:
+        assert time.monotonic() < deadline, (left, arena.worker_logs())
+        time.sleep(0.1)
+    assert store.get_league(r, "stop").status is store.LeagueStatus.CANCELLED
+    assert "removed 1 match directories" in arena.worker_logs()
+
+
 def test_redis_restart_with_aof_loses_no_finished_result(arena: Arena) -> None:
     r = arena.r
     submit_builtin(arena, "random")

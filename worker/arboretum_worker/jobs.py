@@ -62,9 +62,11 @@ __all__ = [
     "WorkerStopping",
     "job_connection",
     "match_plan",
+    "match_root",
     "new_match_dir",
     "on_match_failure",
     "play_planned",
+    "remove_match_dirs",
     "run_match",
     "seat_names",
     "store_artifacts",
@@ -234,16 +236,17 @@ def new_match_dir(settings: WorkerSettings, match_id: str) -> Path:
     Its name is short, because the referee's unix socket lives in it; when ``match_root`` is
     too long for that, a directory in the system's temporary directory is used (with a warning;
     the docker runner needs ``ARENA_MATCH_ROOT`` to be shared with the host, so set it short).
+    It ends with this process's pid: a work horse stopped or killed before its ``finally`` leaves
+    it, and its worker removes it (:func:`remove_match_dirs`).
     """
-    root = settings.match_root
-    name = f"{match_id[:12]}-{os.urandom(3).hex()}"
-    if len(str(root / name / SOCKET_NAME).encode()) > _MAX_SOCKET_PATH:
+    name = f"{match_id[:12]}-{os.urandom(3).hex()}-{os.getpid():x}"
+    root = match_root(settings, name)
+    if root != settings.match_root:
         log.warning(
             "ARENA_MATCH_ROOT %s is too long for a unix socket path; using %s",
+            settings.match_root,
             root,
-            tempfile.gettempdir(),
         )
-        root = Path(tempfile.gettempdir()) / "arena-matches"
     root.mkdir(parents=True, exist_ok=True)
     _prune_stale(root)
     path = root / name
@@ -251,8 +254,27 @@ def new_match_dir(settings: WorkerSettings, match_id: str) -> Path:
     return path
 
 
-# A match directory older than this was left by a work horse that was killed (kill -9, a stopped
-# job); no match lives that long (settings.job_timeout), so it can go.
+def match_root(settings: WorkerSettings, name: str = "x" * 32) -> Path:
+    """Where match directories go: ``match_root``, unless a socket in it would be too long."""
+    root = settings.match_root
+    if len(str(root / name / SOCKET_NAME).encode()) > _MAX_SOCKET_PATH:
+        return Path(tempfile.gettempdir()) / "arena-matches"
+    return root
+
+
+def remove_match_dirs(settings: WorkerSettings, pid: int) -> int:
+    """Remove the match directories of the (ended) process ``pid``; how many there were."""
+    found = 0
+    for root in {settings.match_root, match_root(settings)}:
+        for path in root.glob(f"*-{pid:x}"):
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+                found += 1
+    return found
+
+
+# A match directory older than this was left by a process that was killed and whose worker did
+# not remove it (the worker itself died too); no match lives that long (settings.job_timeout).
 STALE_DIR_S = 24 * 3600
 
 

@@ -70,6 +70,9 @@ class ArenaWorker(Worker):  # type: ignore[misc]
     _handed_back: bool = False
     _handing_back: bool = False  # in the work horse: the match is being handed back
     _outages_seen: int = 0
+    settings: WorkerSettings | None = None
+    """Where the work horses make their match directories (:meth:`execute_job` clears them)."""
+    _horse: int = 0
 
     def get_heartbeat_ttl(self, job: Any, working_time: float = 0.0) -> int:
         interval = int(self.job_monitoring_interval)
@@ -186,8 +189,13 @@ class ArenaWorker(Worker):  # type: ignore[misc]
         except Exception as exc:  # the order is a preference: never stop the worker for it
             self.log.warning("Worker %s: could not order the queues: %s", self.name, exc)
 
+    def fork_work_horse(self, job: Any, queue: Any) -> None:
+        super().fork_work_horse(job, queue)
+        self._horse = self.horse_pid  # (rq sets it to 0 once the horse has ended)
+
     def execute_job(self, job: Any, queue: Any) -> Any:
         from . import queues
+        from .jobs import remove_match_dirs
 
         started = time.monotonic()
         try:
@@ -197,6 +205,14 @@ class ArenaWorker(Worker):  # type: ignore[misc]
             if kind is not None:
                 with contextlib.suppress(Exception):
                     queues.record_usage(self.connection, kind, time.monotonic() - started)
+            if self.settings is not None and self._horse:
+                # a horse stopped (a league cancelled, a test cancelled) or killed before its
+                # own finally leaves its match directory: bots' files, logs, the socket
+                with contextlib.suppress(OSError):
+                    left = remove_match_dirs(self.settings, self._horse)
+                    if left:
+                        self.log.info("Worker %s: removed %d match directories", self.name, left)
+                self._horse = 0
 
     def teardown(self) -> None:
         if self._drain_timer is not None:
@@ -416,6 +432,7 @@ def _start_worker(settings: WorkerSettings, name: str | None) -> ArenaWorker:
         job_monitoring_interval=settings.monitor_interval_s,
     )
     worker.base_queue = settings.queue
+    worker.settings = settings
     worker.heartbeat_margin_s = settings.heartbeat_margin_s
     worker.drain_s = settings.stop_drain_s
     from .progress import prepare_store
