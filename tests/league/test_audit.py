@@ -170,6 +170,17 @@ def test_bad_input_gets_one_clear_line(
         err = capsys.readouterr().err
         assert err.startswith(message) and err.count("\n") == 1
     assert exclusions.excluded(r, "played") == []
+    # a bot's newer version that did not play: its name means the version that did
+    newer = registry.add_version(r, "ash", b"# ash, a version after the league\n")
+    assert _arena(redis_url, "league", "audit", "played", "--exclude", "ash", "beech") == 0
+    capsys.readouterr()
+    [pair] = exclusions.excluded(r, "played")
+    assert {pair.a, pair.b} == {versions["ash"], versions["beech"]}
+    assert (
+        _arena(redis_url, "league", "audit", "played", "--exclude", f"ash@{newer[:8]}", "beech")
+        == 1
+    )
+    assert capsys.readouterr().err.startswith(f"arena: 'ash@{newer[:8]}' has no results")
     with pytest.raises(SystemExit) as exc:
         _arena(redis_url, "league", "audit", "played", "--level", "2")
     assert exc.value.code == 2

@@ -138,3 +138,32 @@ def test_a_name_the_store_cannot_take_is_one_line_not_a_traceback(
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and err.startswith(f"arena: {said}: "), (command, err)
         assert "arena:" not in err.removeprefix("arena: "), err  # no key named
+
+
+def test_settings_of_the_other_kind_of_league_are_refused(
+    redis_url: str, bots: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ladder's settings without --ladder, a round robin's with it (both were dropped), the
+    same version named twice (named now), a match list of a bot that does not exist."""
+    ladder_only = "a ladder's setting; add --ladder, or leave it out"
+    for extra, said in (
+        (("--depth", "3"), f"--depth: {ladder_only}"),
+        (("--new-games", "0"), f"--new-games: {ladder_only}"),
+        (("--depth", "3", "--new-games", "5"), f"--depth and --new-games: {ladder_only}"),
+        (
+            ("--ladder", "--games-per-pairing", "4"),
+            "--games-per-pairing: a round robin's setting; a ladder plays until it is closed",
+        ),
+    ):
+        assert _arena(redis_url, "league", "create", "x", "--bots", *bots[:2], *extra) == 2
+        assert capsys.readouterr().err == f"arena: {said}\n", extra
+    assert _arena(redis_url, "league", "create", "x", "--bots", "random", "random") == 1
+    assert capsys.readouterr().err == (
+        "arena: a league lists each bot version once: random name the same version\n"
+    )
+    assert _arena(redis_url, "league", "create", "x", "--bots", *bots[:2]) == 0
+    capsys.readouterr()
+    assert _arena(redis_url, "match", "list", "--bot", "nosuchbot") == 1
+    assert (
+        capsys.readouterr().err == "arena: no bot named 'nosuchbot' (arena bot list shows them)\n"
+    )

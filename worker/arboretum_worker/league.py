@@ -110,7 +110,10 @@ def create_league(
         raise LeagueError(f"{problem} (unless the league allows unbalanced seat orders)")
     versions = [resolve_version(r, spec) for spec in bots]
     if len(set(versions)) != len(versions):
-        raise LeagueError("a league lists each bot version once")
+        twice = sorted({s for s, v in zip(bots, versions, strict=True) if versions.count(v) > 1})
+        raise LeagueError(
+            f"a league lists each bot version once: {', '.join(twice)} name the same version"
+        )
     settings = store.LeagueSettings(
         players=players,
         games_per_pairing=games_per_pairing,

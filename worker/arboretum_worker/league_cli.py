@@ -178,9 +178,13 @@ def _add_ratings(subparsers: Any, common: argparse.ArgumentParser) -> None:
 def cmd_league_create(args: argparse.Namespace) -> int:
     from . import registry, store
     from .bots import register_builtins, sandbox_check
+    from .ladder.cli import setting_problem
     from .league import LeagueError, create_league
     from .schedule import balance_problem
 
+    problem = setting_problem(args)
+    if problem:
+        return fail(problem, clitools.EXIT_USAGE)
     games_per_pairing = None if args.ladder else games_per_pairing_of(args)
     r = redis_of(args)
     try:

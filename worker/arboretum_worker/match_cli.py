@@ -154,6 +154,8 @@ def cmd_match_list(args: argparse.Namespace) -> int:
     name = league_name(r, args.league)
     if name is None:
         return fail("no leagues yet (arena league create)")
+    if args.bot and store.get_bot(r, args.bot) is None:
+        return fail(f"no bot named {args.bot!r} (arena bot list shows them)")
     status = store.MatchStatus(args.status) if args.status else None
     total, ids = matchindex.page(r, [name], bot=args.bot, status=status, limit=args.limit)
     if args.ids:

@@ -72,6 +72,9 @@ def _level(text: str) -> float:
 
 
 def _pair(r: redis.Redis, name: str, specs: list[str], versions: set[str]) -> tuple[str, str]:
+    """The two versions a pair names; a bot's name is the one of its versions that played in the
+    league (its latest when several did not all play: then name one, ``NAME@PREFIX``)."""
+    from .. import registry
     from ..league import resolve_version
     from ..progress import LeagueError
 
@@ -79,7 +82,14 @@ def _pair(r: redis.Redis, name: str, specs: list[str], versions: set[str]) -> tu
     for spec in specs:
         vid = resolve_version(r, spec)
         if vid not in versions:
-            raise LeagueError(f"{spec!r} has no results in league {name}")
+            bot, at, _ = spec.partition("@")
+            played = [] if at else [v for v in registry.versions(r, bot) if v in versions]
+            if len(played) > 1:
+                named = ", ".join(f"{bot}@{v[:8]}" for v in played)
+                raise LeagueError(f"{spec!r}: {named} played in league {name}; name one of them")
+            if not played:
+                raise LeagueError(f"{spec!r} has no results in league {name}")
+            vid = played[0]
         ids.append(vid)
     if ids[0] == ids[1]:
         raise LeagueError("a pair is two different versions")

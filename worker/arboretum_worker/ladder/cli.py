@@ -14,11 +14,12 @@ from arboretum_sdk.clitools import UsageError, fail, plural, table
 
 from ..cliargs import redis_of, settings_of
 from ..report import print_progress, version_label
+from .ops import DEPTH, NEW_GAMES
 
 if TYPE_CHECKING:
     import redis
 
-__all__ = ["add_create_arguments", "cmd_create", "print_status", "register"]
+__all__ = ["add_create_arguments", "cmd_create", "print_status", "register", "setting_problem"]
 
 
 def add_create_arguments(p: argparse.ArgumentParser) -> None:
@@ -34,17 +35,31 @@ def add_create_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--depth",
         type=argtypes.int_range(1, 1000),
-        default=8,
+        default=None,
         metavar="N",
-        help="matches the ladder keeps queued or running (default 8; about twice the workers)",
+        help=f"matches the ladder keeps queued or running (default {DEPTH}; about twice the "
+        "workers)",
     )
     g.add_argument(
         "--new-games",
         type=argtypes.int_range(0, 100_000),
-        default=40,
+        default=None,
         metavar="N",
-        help="a version's pairings come first until it has N games (default 40)",
+        help=f"a version's pairings come first until it has N games (default {NEW_GAMES})",
     )
+
+
+def setting_problem(args: argparse.Namespace) -> str | None:
+    """A setting of the other kind of league: the ladder's without ``--ladder``, or a round
+    robin's with it (before, it was silently dropped)."""
+    if not args.ladder:
+        flags = (("--depth", args.depth), ("--new-games", args.new_games))
+        given = [flag for flag, value in flags if value is not None]
+        if given:
+            return f"{' and '.join(given)}: a ladder's setting; add --ladder, or leave it out"
+    elif args.games_per_pairing is not None:
+        return "--games-per-pairing: a round robin's setting; a ladder plays until it is closed"
+    return None
 
 
 def register(lsub: Any, common: argparse.ArgumentParser, only: str | None = None) -> None:
@@ -151,8 +166,8 @@ def cmd_create(args: argparse.Namespace) -> int:
             args.name,
             versions,
             settings_of(args),
-            depth=args.depth,
-            new_games=args.new_games,
+            depth=DEPTH if args.depth is None else args.depth,
+            new_games=NEW_GAMES if args.new_games is None else args.new_games,
             per_decision_ms=args.per_decision_ms,
             bank_ms=args.bank_ms,
             faults_to_forfeit=args.faults_to_forfeit,

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     import redis
 
 __all__ = [
+    "DEPTH",
+    "NEW_GAMES",
     "LadderStatus",
     "close_ladder",
     "create_ladder",
@@ -44,6 +46,11 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _S = store.LeagueStatus
+
+DEPTH = 8
+"""Matches a ladder keeps queued or running, unless its creator says (``--depth``)."""
+NEW_GAMES = 40
+"""Games a new version plays before its pairings stop coming first (``--new-games``)."""
 
 
 def get_ladder(r: redis.Redis, name: str) -> store.League:
@@ -63,8 +70,8 @@ def create_ladder(
     versions: Sequence[str],
     settings: WorkerSettings,
     *,
-    depth: int = 8,
-    new_games: int = 40,
+    depth: int = DEPTH,
+    new_games: int = NEW_GAMES,
     per_decision_ms: int = DEFAULT_PER_DECISION_MS,
     bank_ms: int = DEFAULT_BANK_MS,
     faults_to_forfeit: int = DEFAULT_FAULTS_TO_FORFEIT,
