@@ -129,6 +129,10 @@ def test_retry_neither_starts_nor_resumes_a_league(
     )
     assert _league_status(r) is store.LeagueStatus.CREATED
     assert _arena(redis_url, "league", "run", NAME) == 0
+    # no worker in this test: the run says how to start one
+    assert "note: no worker listens on queue 'arena' yet: start one with: arena worker" in (
+        capsys.readouterr().out
+    )
     assert _arena(redis_url, "league", "cancel", NAME) == 0
     capsys.readouterr()
     ids = store.league_matches(r, NAME)

@@ -248,10 +248,21 @@ def cmd_league_run(args: argparse.Namespace) -> int:
         f"league {args.name}: {plural(count, 'match job')} enqueued on queue {settings.queue!r} "
         f"({plural(total, 'match', 'matches')} in all)"
     )
+    if count and not _listened(r, settings.queue):
+        print(
+            f"note: no worker listens on queue {settings.queue!r} yet: start one with: arena worker"
+        )
     if args.wait:
         return follow(r, args.name)
     print(f"follow it with: arena league status {args.name} --watch")
     return 0
+
+
+def _listened(r: Any, queue: str) -> bool:
+    """Whether a worker is registered on ``queue`` (rq's own registry of workers)."""
+    from rq import Queue, Worker
+
+    return bool(Worker.all(queue=Queue(queue, connection=r)))
 
 
 def cmd_league_status(args: argparse.Namespace) -> int:

@@ -58,8 +58,8 @@ def get_ladder(r: redis.Redis, name: str) -> store.League:
     league = get_league(r, name)
     if league.settings.ladder is None:
         raise LeagueError(
-            f"league {name} is a round robin, not a ladder: only a ladder is paused, resumed, "
-            "closed or joined (a round robin is run and cancelled)"
+            f"league {name} is a round robin, not a ladder: only a ladder is opened, joined, left, "
+            "paused, resumed or closed (a round robin is run and cancelled)"
         )
     return league
 
