@@ -78,6 +78,7 @@ def hook(frame, event, arg):
     if name.startswith(roots):
         with open(out, "a") as fh:
             fh.write(f"{os.getpid()}\t{name}\n")
+os.register_at_fork(after_in_child=seen.clear)  # a forked child records its own modules
 threading.setprofile(hook)
 sys.setprofile(hook)
 sys.argv = ["arena", *sys.argv[1:]]

@@ -12,20 +12,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from . import argtypes, clitools
-from .clitools import UsageError, UserError, plural
+from .clitools import UsageError, UserError, add_server_options, plural, server_of
 from .webclient import AUTHOR_TOKEN_ENV, SERVER_ENV, WebClient, WebError, quote, read_token
 
 __all__ = [
-    "add_server_options",
     "bot_list",
     "bot_versions",
     "client_of",
@@ -38,40 +35,12 @@ __all__ = [
     "match_replay",
     "match_show",
     "register",
-    "remote",
     "sprt",
     "web_call",
 ]
 
 POLL_S = 1.0
 """How often ``--follow`` asks the server."""
-
-
-def add_server_options(
-    parser: argparse.ArgumentParser, what: str = "", *, redis_too: bool = True
-) -> None:
-    """``--server`` and the author token; ``redis_too``: the command also runs on the league's
-    Redis without them."""
-    g = parser.add_argument_group(
-        "through the web server (an author, no Redis)", what[0].upper() + what[1:] if what else None
-    )
-    g.add_argument(
-        "--server",
-        metavar="URL",
-        help=f"the league's web server, e.g. http://arena.example:8080 (or ${SERVER_ENV})"
-        + ("; without it the command reads the league's Redis" if redis_too else ""),
-    )
-    g.add_argument("--token", help=f"your author token (or ${AUTHOR_TOKEN_ENV})")
-    g.add_argument("--token-file", type=Path, metavar="FILE", help="read the author token here")
-
-
-def server_of(args: argparse.Namespace) -> str | None:
-    return getattr(args, "server", None) or os.environ.get(SERVER_ENV) or None
-
-
-def remote(args: argparse.Namespace) -> bool:
-    """Whether the command goes to a web server (``--server`` or ``$ARENA_SERVER``)."""
-    return server_of(args) is not None
 
 
 def client_of(args: argparse.Namespace, *, token_required: bool = True) -> WebClient:

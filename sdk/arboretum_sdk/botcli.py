@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import argtypes
+from . import argtypes, clitools
 from .clitools import UsageError, fail
 
 if TYPE_CHECKING:
@@ -136,7 +136,7 @@ def register(bot_subparsers: Any) -> None:
 
 
 def _add_list(bot_subparsers: Any) -> None:
-    from .authorcli import add_server_options
+    from .clitools import add_server_options
 
     p = bot_subparsers.add_parser(
         "list",
@@ -236,7 +236,7 @@ def _run(bot: Bot, args: argparse.Namespace, token: str) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     from . import authorcli
 
-    if authorcli.remote(args):
+    if clitools.remote(args):
         return authorcli.bot_list(args)
     from .loader import builtin_bots
 

@@ -25,6 +25,7 @@ from typing import Any, NoReturn
 
 from . import argtypes
 from .info import DEFAULT_BANK_MS, DEFAULT_FAULTS_TO_FORFEIT, DEFAULT_PER_DECISION_MS
+from .webclient import AUTHOR_TOKEN_ENV, SERVER_ENV
 
 __all__ = [
     "EXIT_FAILURE",
@@ -38,6 +39,7 @@ __all__ = [
     "add_players",
     "add_redis_url",
     "add_seed",
+    "add_server_options",
     "add_time_control",
     "fail",
     "leaderboard_cells",
@@ -45,7 +47,9 @@ __all__ = [
     "output_dir",
     "output_file",
     "plural",
+    "remote",
     "say_error",
+    "server_of",
     "table",
 ]
 
@@ -260,3 +264,32 @@ def leaderboard_cells(row: dict[str, Any], all_versions: bool) -> list[str]:
         f"{row['win_share']:.1f}",
         "-" if mean_rank is None else f"{mean_rank:.2f}",
     ]
+
+
+def server_of(args: argparse.Namespace) -> str | None:
+    """The web server a command is sent to: ``--server``, else ``$ARENA_SERVER``, else None."""
+    return getattr(args, "server", None) or os.environ.get(SERVER_ENV) or None
+
+
+def remote(args: argparse.Namespace) -> bool:
+    """Whether the command goes to a web server (``--server`` or ``$ARENA_SERVER``) rather than
+    to the league's Redis (every command that can do either asks this)."""
+    return server_of(args) is not None
+
+
+def add_server_options(
+    parser: argparse.ArgumentParser, what: str = "", *, redis_too: bool = True
+) -> None:
+    """``--server`` and the author token; ``redis_too``: the command also runs on the league's
+    Redis without them."""
+    g = parser.add_argument_group(
+        "through the web server (an author, no Redis)", what[0].upper() + what[1:] if what else None
+    )
+    g.add_argument(
+        "--server",
+        metavar="URL",
+        help=f"the league's web server, e.g. http://arena.example:8080 (or ${SERVER_ENV})"
+        + ("; without it the command reads the league's Redis" if redis_too else ""),
+    )
+    g.add_argument("--token", help=f"your author token (or ${AUTHOR_TOKEN_ENV})")
+    g.add_argument("--token-file", type=Path, metavar="FILE", help="read the author token here")

@@ -7,8 +7,7 @@ import argparse
 import time
 from typing import Any
 
-from arboretum_sdk.authorcli import add_server_options, remote
-from arboretum_sdk.clitools import fail, plural, table
+from arboretum_sdk.clitools import add_server_options, fail, plural, remote, table
 
 from .cliargs import redis_of, settings_of
 

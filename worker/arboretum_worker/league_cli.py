@@ -4,7 +4,7 @@ actions, :mod:`.ladder.cli` and :mod:`.audit.cli`), ``arena leaderboard`` and ``
 from __future__ import annotations
 
 import argparse
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from arboretum_sdk import authorcli, clitools
 from arboretum_sdk.bot import Compute
@@ -25,6 +25,9 @@ from .settings import (
     deals_per_series_of,
     games_per_pairing_of,
 )
+
+if TYPE_CHECKING:
+    import redis
 
 __all__ = ["register"]
 
@@ -159,7 +162,7 @@ def _add_leaderboard(subparsers: Any, common: argparse.ArgumentParser) -> None:
         action="store_true",
         help="every version that played (default: each bot's row)",
     )
-    authorcli.add_server_options(p, "the same board; without --league, the site's main board")
+    clitools.add_server_options(p, "the same board; without --league, the site's main board")
     p.set_defaults(handler=cmd_leaderboard)
 
 
@@ -258,7 +261,7 @@ def cmd_league_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _listened(r: Any, queue: str) -> bool:
+def _listened(r: redis.Redis, queue: str) -> bool:
     """Whether a worker is registered on ``queue`` (rq's own registry of workers)."""
     from rq import Queue, Worker
 
@@ -344,7 +347,7 @@ def cmd_league_list(args: argparse.Namespace) -> int:
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    if authorcli.remote(args):
+    if clitools.remote(args):
         return authorcli.leaderboard(args)
     r = redis_of(args)
     name = league_name(r, args.league)

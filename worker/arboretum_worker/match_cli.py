@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arboretum_sdk import argtypes, clitools
-from arboretum_sdk.authorcli import add_server_options, remote
-from arboretum_sdk.clitools import EXIT_USAGE, fail, plural, table
+from arboretum_sdk.clitools import EXIT_USAGE, add_server_options, fail, plural, remote, table
 
 from .cliargs import league_name, redis_of, settings_of
 from .output_cli import add_step_options, print_step

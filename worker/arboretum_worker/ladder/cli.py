@@ -9,8 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from arboretum_sdk import argtypes
-from arboretum_sdk.authorcli import add_server_options, remote
-from arboretum_sdk.clitools import UsageError, fail, plural, table
+from arboretum_sdk.clitools import UsageError, add_server_options, fail, plural, remote, table
 
 from ..cliargs import redis_of, settings_of
 from ..report import print_progress, version_label

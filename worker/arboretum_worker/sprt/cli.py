@@ -152,7 +152,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     league.add_argument("--cancel", metavar="TEST", help="stop a league test")
     league.add_argument("--list", action="store_true", help="list the league's tests")
     clitools.add_redis_url(league)
-    from arboretum_sdk.authorcli import add_server_options
+    from arboretum_sdk.clitools import add_server_options
 
     add_server_options(
         p,
@@ -186,12 +186,12 @@ def cmd_sprt(args: argparse.Namespace) -> int:
     if actions:
         if args.new is not None:
             raise UsageError(f"--{actions[0]} takes no bots")
-        if authorcli.remote(args):
+        if clitools.remote(args):
             return authorcli.sprt(args, {})
         return _league_action(args, actions[0])
     if args.new is None or args.old is None:
         raise UsageError("give two bots, NEW and OLD (see: arena sprt --help)")
-    if authorcli.remote(args):
+    if clitools.remote(args):
         return authorcli.sprt(args, _remote_settings(args))
     try:
         settings = _settings(args)
