@@ -108,14 +108,19 @@ def test_small_league_runs_to_completion_with_two_workers(arena: Arena, tmp_path
     assert "head to head" in fit
 
 
-def test_worker_killed_mid_match_is_rerun_and_counted_once(arena: Arena) -> None:
-    r = arena.r
+def _slow_league(arena: Arena, name: str) -> None:
+    """greedy against the slow bot (80 ms a decision), two series of two deals."""
     submit_builtin(arena, "greedy")
     arena.run("bot", "submit", str(BOTS / "slow.py"), "--name", "slow")
     arena.run(
-        "league", "create", "kill", "--bots", "greedy", "slow", "--players", "2",
+        "league", "create", name, "--bots", "greedy", "slow", "--players", "2",
         "--games-per-pairing", "2", "--deals-per-series", "2", "--seed", "3", *CLOCK,
     )  # fmt: skip
+
+
+def test_worker_killed_mid_match_is_rerun_and_counted_once(arena: Arena) -> None:
+    r = arena.r
+    _slow_league(arena, "kill")
     victim = arena.start_worker()
     arena.run("league", "run", "kill")
 
@@ -169,12 +174,7 @@ def test_a_cancelled_running_match_leaves_no_match_directory(arena: Arena) -> No
     runs; its worker removes the match directory (the bots' files, their logs, the referee's
     socket) once the horse has ended."""
     r = arena.r
-    submit_builtin(arena, "greedy")
-    arena.run("bot", "submit", str(BOTS / "slow.py"), "--name", "slow")
-    arena.run(
-        "league", "create", "stop", "--bots", "greedy", "slow", "--players", "2",
-        "--games-per-pairing", "2", "--deals-per-series", "2", "--seed", "3", *CLOCK,
-    )  # fmt: skip
+    _slow_league(arena, "stop")
     arena.start_worker()
     arena.run("league", "run", "stop")
     root = Path(arena.env["ARENA_MATCH_ROOT"])

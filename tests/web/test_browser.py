@@ -271,19 +271,24 @@ def _phone_pages(demo: DemoData, r: redis.Redis) -> list[str]:
     ]  # fmt: skip
 
 
+def _every_page(pg: Any, demo: DemoData, r: redis.Redis) -> Iterator[str]:
+    """Open each of :func:`_phone_pages` signed in as alice (the upload page and a bot's log
+    too), a replay at its final scoring; yields its path once it is shown."""
+    pg.goto("/")
+    pg.context.add_cookies([{"name": "arena_token", "value": demo.tokens["alice"], "url": pg.url}])
+    for path in _phone_pages(demo, r):
+        pg.goto(path)
+        pg.wait_for_load_state("networkidle")
+        if "/games/" in path:
+            pg.wait_for_selector("#replay.ready")
+            pg.keyboard.press("End")
+        yield path
+
+
 def test_no_page_is_wider_than_a_phone(phone: Any, demo: DemoData, r: redis.Redis) -> None:
     """At 390 px every page fits the window: nothing sticks out, wide tables scroll inside
     their card."""
-    phone.goto("/")
-    phone.context.add_cookies(
-        [{"name": "arena_token", "value": demo.tokens["alice"], "url": phone.url}]
-    )  # signed in: the upload page and a bot's log too
-    for path in _phone_pages(demo, r):
-        phone.goto(path)
-        phone.wait_for_load_state("networkidle")
-        if "/games/" in path:
-            phone.wait_for_selector("#replay.ready")
-            phone.keyboard.press("End")
+    for path in _every_page(phone, demo, r):
         width = phone.evaluate("document.documentElement.scrollWidth")
         assert width <= PHONE["width"], f"{path} is {width} px wide"
 
@@ -310,17 +315,8 @@ def test_every_tables_head_lines_up_with_its_rows(
 ) -> None:
     """On a desktop each table's column heads stand over their columns (a form's layout rule
     once made the tables flex boxes, and the heads drifted off their columns)."""
-    page.goto("/")
-    page.context.add_cookies(
-        [{"name": "arena_token", "value": demo.tokens["alice"], "url": page.url}]
-    )
     seen = 0
-    for path in _phone_pages(demo, r):
-        page.goto(path)
-        page.wait_for_load_state("networkidle")
-        if "/games/" in path:
-            page.wait_for_selector("#replay.ready")
-            page.keyboard.press("End")
+    for path in _every_page(page, demo, r):
         for table in page.evaluate(_COLUMNS):
             seen += 1
             for column, (head_left, row_left, head_width, row_width) in enumerate(table["pairs"]):

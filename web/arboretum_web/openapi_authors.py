@@ -179,6 +179,18 @@ def _get(summary: str, params: list[Any], ok: dict[str, Any], **errors: str) -> 
     }
 
 
+def _output(of: str, params: list[Any], theirs: str, thing: str) -> dict[str, Any]:
+    """A seat's output per step in a kept game ``of`` a challenge or a test."""
+    return _get(
+        f"What a seat's bot printed during each of its steps of {of}",
+        [*params, _GAME_P, _SEAT_P, _DOWNLOAD_P],
+        _ok("the output per step", ref("StepOutput")),
+        e401=E401,
+        e403=f"another author's {theirs}",
+        e404=f"no such {thing}, match, kept game or seat",
+    )
+
+
 def contest_paths() -> dict[str, Any]:
     """Challenges, a bot's settings and the sequential tests."""
     return {**challenge_paths(), **prefs_paths(), **test_paths()}
@@ -308,14 +320,8 @@ def challenge_paths() -> dict[str, Any]:
                 e404="no such challenge, match or seat",
             )
         },
-        f"{challenge}/matches/{{index}}/games/{{game}}/seats/{{seat}}/output": _get(
-            "What a seat's bot printed during each of its steps of a challenge's game (its "
-            "author only)",
-            [_CHALLENGE_P, _INDEX_P, _GAME_P, _SEAT_P, _DOWNLOAD_P],
-            _ok("the output per step", ref("StepOutput")),
-            e401=E401,
-            e403="another author's seat",
-            e404="no such challenge, match, kept game or seat",
+        f"{challenge}/matches/{{index}}/games/{{game}}/seats/{{seat}}/output": _output(
+            "a challenge's game (its author only)", [_CHALLENGE_P, _INDEX_P], "seat", "challenge"
         ),
     }
 
@@ -398,14 +404,8 @@ def test_paths() -> dict[str, Any]:
             e403="another author's test",
             e404="no such test, match or seat",
         ),
-        f"{test}/matches/{{match_id}}/games/{{game}}/seats/{{seat}}/output": _get(
-            "What a seat's bot printed during each of its steps of a test's game (the test's "
-            "author only)",
-            [_TEST_P, _MATCH_P, _GAME_P, _SEAT_P, _DOWNLOAD_P],
-            _ok("the output per step", ref("StepOutput")),
-            e401=E401,
-            e403="another author's test",
-            e404="no such test, match, kept game or seat",
+        f"{test}/matches/{{match_id}}/games/{{game}}/seats/{{seat}}/output": _output(
+            "a test's game (the test's author only)", [_TEST_P, _MATCH_P], "test", "test"
         ),
     }
 
