@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 from typing import Any
 
 import pytest
@@ -129,6 +130,18 @@ def test_no_window_edge_lets_a_second_burst_through(r: redis.Redis) -> None:
     assert not after.allowed and after.remaining == -1
     assert after.retry_s == 20 and after.reset_s == 60  # 19.8 s and 59.8 s, rounded up
     assert after.headers()["RateLimit-Remaining"] == "0"
+
+
+def test_a_burst_of_the_limit_is_allowed_whatever_the_clock_reads(r: redis.Redis) -> None:
+    """The bucket's time is stored to the microsecond: a burst of exactly the limit at a time
+    that is no round number is allowed whole (the last request once failed on the rounding)."""
+    rng = random.Random(1)
+    for i in range(300):
+        now = 1.7e9 + rng.random() * 1e6
+        limit, window = rng.choice([3, 7, 30, 600]), rng.choice([7, 60, 3600])
+        burst = [count(r, f"burst{i}", limit, window, now=now).remaining for _ in range(limit)]
+        assert burst == list(range(limit - 1, -1, -1)), (now, limit, window)
+        assert not count(r, f"burst{i}", limit, window, now=now).allowed
 
 
 def test_the_bucket_refills_at_the_steady_rate(r: redis.Redis) -> None:

@@ -33,7 +33,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import math
 import os
 import re
 import time
@@ -137,21 +136,26 @@ class Verdict:
         }
 
 
-# KEYS[1]: the bucket's theoretical arrival time (TAT), in seconds. ARGV: now, the interval
-# between two requests at the steady rate (window / limit) and the window, in seconds. A request
-# is allowed when the bucket's debt after it (TAT - now) stays within the window. Returns
-# {allowed, the debt (after the request when allowed, before it when refused)} as strings.
+_US = 1_000_000
+"""The bucket counts in whole microseconds: its sums are exact (a time in microseconds is an
+integer under 2**53, exact in Lua's doubles), so a burst of exactly the limit is allowed whole
+whatever the clock reads; a time in seconds lost the last request of the burst to rounding."""
+
+# KEYS[1]: the bucket's theoretical arrival time (TAT). ARGV: now, the interval between two
+# requests at the steady rate (window / limit, rounded down) and the window; all in whole
+# microseconds. A request is allowed when the bucket's debt after it (TAT - now) stays within
+# the window. Returns {allowed, the debt: after the request when allowed, before it when refused}.
 _GCRA = """
 local now, interval, window = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local tat = tonumber(redis.call('GET', KEYS[1]) or ARGV[1])
 if tat < now then tat = now end
 local debt = tat + interval - now
 if debt > window then
-    return {0, string.format('%.6f', tat - now)}
+    return {0, tat - now}
 end
-redis.call('SET', KEYS[1], string.format('%.6f', tat + interval),
-           'PX', math.ceil(debt * 1000) + 1000)
-return {1, string.format('%.6f', debt)}
+redis.call('SET', KEYS[1], string.format('%d', tat + interval),
+           'PX', math.floor(debt / 1000) + 1000)
+return {1, debt}
 """
 
 
@@ -160,22 +164,22 @@ def count(
 ) -> Verdict:
     """Count one request in ``bucket`` (GCRA: ``limit`` at once, then ``limit`` a window);
     ``remaining`` below 0: refused, and not counted."""
-    now = time.time() if now is None else now
-    interval = window_s / limit
-    allowed, debt_text = r.register_script(_GCRA)(
-        keys=[Keys.ratelimit(bucket)], args=[repr(now), repr(interval), window_s]
+    now_us = int((time.time() if now is None else now) * _US)
+    window_us = window_s * _US
+    interval_us = max(1, window_us // limit)  # rounded down: never fewer than the limit
+    allowed, debt_us = r.register_script(_GCRA)(
+        keys=[Keys.ratelimit(bucket)], args=[now_us, interval_us, window_us]
     )
-    debt = float(debt_text)
     if not allowed:
-        retry = debt + interval - window_s  # until one interval of the debt has drained
-        return Verdict(limit, -1, _seconds(debt), window_s, retry_s=_seconds(retry))
-    remaining = int((window_s - debt) / interval + 1e-9)
-    return Verdict(limit, remaining, _seconds(debt), window_s)
+        retry_us = debt_us + interval_us - window_us  # until one interval of the debt drained
+        return Verdict(limit, -1, _seconds(debt_us), window_s, retry_s=_seconds(retry_us))
+    remaining = min(limit - 1, (window_us - debt_us) // interval_us)
+    return Verdict(limit, remaining, _seconds(debt_us), window_s)
 
 
-def _seconds(span: float) -> int:
-    """A span as the whole seconds a header gives: rounded up, at least 1."""
-    return max(1, math.ceil(span - 1e-9))
+def _seconds(span_us: int) -> int:
+    """A span in microseconds as the whole seconds a header gives: rounded up, at least 1."""
+    return max(1, -(-span_us // _US))
 
 
 def _address(scope: Scope) -> str:
