@@ -77,7 +77,10 @@ def _pack(path: Path) -> tuple[str, bytes]:
                 tar.add(full, arcname=full.relative_to(path).as_posix(), recursive=False)
                 packed += 1
     if not packed:
-        raise SubmitError(f"{path}: the folder holds no files to submit (a folder bot has bot.py)")
+        raise SubmitError(
+            f"{path}: the folder holds no files to submit (a folder bot has bot.py, or an "
+            "arena.toml for a bot in another language)"
+        )
     return f"{path.name or 'bot'}.tar.gz", buf.getvalue()
 
 
