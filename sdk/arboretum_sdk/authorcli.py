@@ -199,12 +199,8 @@ def leaderboard(args: argparse.Namespace) -> int:
     data = web_call(lambda: client.get("/leaderboard", **params))
     if data["league"] is None:
         raise UserError(f"no leagues yet on {client.base}")
-    print(clitools.leaderboard_title(data["league"], args.all_versions))
-    if not data["rows"]:
-        print("no results yet")
-        return 0
     rows = [clitools.leaderboard_cells(row, args.all_versions) for row in data["rows"]]
-    print(clitools.table(clitools.LEADERBOARD_HEADERS, rows, clitools.LEADERBOARD_RIGHT))
+    print(clitools.leaderboard_text(data["league"], rows, args.all_versions))
     return 0
 
 

@@ -43,6 +43,7 @@ __all__ = [
     "add_time_control",
     "fail",
     "leaderboard_cells",
+    "leaderboard_text",
     "leaderboard_title",
     "output_dir",
     "output_file",
@@ -242,6 +243,15 @@ def leaderboard_title(league: str, all_versions: bool) -> str:
         f"leaderboard of league {league} (fitted rating, ranked by the lower end of its 95% "
         f"interval; ? = provisional; {shown})"
     )
+
+
+def leaderboard_text(league: str, cells: list[list[str]], all_versions: bool) -> str:
+    """``arena leaderboard``'s title and table (:func:`leaderboard_cells` each row), or its
+    title and "no results yet"."""
+    title = leaderboard_title(league, all_versions)
+    if not cells:
+        return f"{title}\nno results yet"
+    return f"{title}\n{table(LEADERBOARD_HEADERS, cells, LEADERBOARD_RIGHT)}"
 
 
 def leaderboard_cells(row: dict[str, Any], all_versions: bool) -> list[str]:

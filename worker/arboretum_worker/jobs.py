@@ -62,7 +62,6 @@ __all__ = [
     "WorkerStopping",
     "job_connection",
     "match_plan",
-    "match_root",
     "new_match_dir",
     "on_match_failure",
     "play_planned",
@@ -240,7 +239,7 @@ def new_match_dir(settings: WorkerSettings, match_id: str) -> Path:
     it, and its worker removes it (:func:`remove_match_dirs`).
     """
     name = f"{match_id[:12]}-{os.urandom(3).hex()}-{os.getpid():x}"
-    root = match_root(settings, name)
+    root = _match_root(settings, name)
     if root != settings.match_root:
         log.warning(
             "ARENA_MATCH_ROOT %s is too long for a unix socket path; using %s",
@@ -254,18 +253,23 @@ def new_match_dir(settings: WorkerSettings, match_id: str) -> Path:
     return path
 
 
-def match_root(settings: WorkerSettings, name: str = "x" * 32) -> Path:
-    """Where match directories go: ``match_root``, unless a socket in it would be too long."""
+_FALLBACK_ROOT = Path(tempfile.gettempdir()) / "arena-matches"
+"""Where match directories go when a socket in ``match_root`` would be too long."""
+
+
+def _match_root(settings: WorkerSettings, name: str) -> Path:
+    """Where the match directory ``name`` goes: ``match_root``, unless its socket would be too
+    long there."""
     root = settings.match_root
     if len(str(root / name / SOCKET_NAME).encode()) > _MAX_SOCKET_PATH:
-        return Path(tempfile.gettempdir()) / "arena-matches"
+        return _FALLBACK_ROOT
     return root
 
 
 def remove_match_dirs(settings: WorkerSettings, pid: int) -> int:
     """Remove the match directories of the (ended) process ``pid``; how many there were."""
     found = 0
-    for root in {settings.match_root, match_root(settings)}:
+    for root in {settings.match_root, _FALLBACK_ROOT}:
         for path in root.glob(f"*-{pid:x}"):
             if path.is_dir() and not path.is_symlink():
                 shutil.rmtree(path, ignore_errors=True)

@@ -8,14 +8,7 @@ from typing import TYPE_CHECKING, Any, get_args
 
 from arboretum_sdk import authorcli, clitools
 from arboretum_sdk.bot import Compute
-from arboretum_sdk.clitools import (
-    LEADERBOARD_HEADERS,
-    LEADERBOARD_RIGHT,
-    fail,
-    leaderboard_title,
-    plural,
-    table,
-)
+from arboretum_sdk.clitools import fail, leaderboard_text, plural, table
 
 from .cliargs import known_league, league_name, redis_of, settings_of
 from .report import follow, leaderboard_rows, print_progress, version_label
@@ -354,11 +347,9 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     if name is None:
         return fail("no leagues yet (arena league create)")
     rows = leaderboard_rows(r, name, all_versions=args.all_versions)
-    print(leaderboard_title(name, args.all_versions))
+    print(leaderboard_text(name, rows, args.all_versions))
     if not rows:
-        print("no results yet")
         return 0
-    print(table(LEADERBOARD_HEADERS, rows, LEADERBOARD_RIGHT))
     from .audit import exclusions
 
     for line in exclusions.note(exclusions.excluded(r, name), lambda vid: version_label(r, vid)):
